@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Install every Debian 12 package xlb needs to build, test, benchmark and
+# demo.  Idempotent: installs only what is missing, and runs apt-get update
+# only when something is.
+set -euo pipefail
+
+packages=(
+	# build
+	build-essential meson ninja-build pkg-config clang llvm lld
+	libbpf-dev libxdp-dev libelf-dev zlib1g-dev linux-libc-dev
+	libsqlite3-dev libmicrohttpd-dev libsystemd-dev dpdk-dev
+	# kernel tooling
+	bpftool xdp-tools iproute2 ethtool
+	# arm64 cross build and emulation
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross binutils-aarch64-linux-gnu qemu-user
+	# tests, demo and benchmarks
+	nginx curl wrk tcpdump netsniff-ng python3 python3-scapy valgrind
+	libclang-rt-14-dev systemd binutils
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: must run as root (BPF, netns and apt need it)" >&2
+	exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all ${#packages[@]} packages present"
+	exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# nginx's package starts a server on :80; xlb's tests start their own.
+if command -v systemctl >/dev/null && systemctl is-active -q nginx 2>/dev/null; then
+	systemctl stop nginx || true
+	systemctl disable -q nginx || true
+fi
+echo "install-deps: done"
