@@ -75,7 +75,7 @@ static int get_uint(const json_t *obj, const char *key, bool required, uint64_t 
 	return 0;
 }
 
-int xlb_vip_key_from_json(const json_t *j, struct xlb_addr *ret_addr, uint16_t *ret_port,
+int xlb_vip_key_from_json(const json_t *j, struct xlb_ip *ret_addr, uint16_t *ret_port,
 			  uint8_t *ret_proto, struct xlb_err *err)
 {
 	const char *s, *proto = "tcp";
@@ -149,10 +149,10 @@ static int hc_from_json(const json_t *j, struct xlb_hc *hc, struct xlb_err *err)
 	return 0;
 }
 
-int xlb_real_from_json(const json_t *j, struct xlb_real *ret_real, struct xlb_err *err)
+int xlb_real_from_json(const json_t *j, struct xlb_real_cfg *ret_real, struct xlb_err *err)
 {
 	static const char *const keys[] = { "address", "weight", "state", "id", NULL };
-	struct xlb_real r = { .weight = 1, .state = XLB_REAL_ACTIVE };
+	struct xlb_real_cfg r = { .weight = 1, .state = XLB_REAL_ACTIVE };
 	const char *s;
 	uint64_t n;
 	int ret;
@@ -182,7 +182,7 @@ int xlb_real_from_json(const json_t *j, struct xlb_real *ret_real, struct xlb_er
 	return 0;
 }
 
-json_t *xlb_real_to_json(const struct xlb_real *r)
+json_t *xlb_real_to_json(const struct xlb_real_cfg *r)
 {
 	char buf[64];
 
@@ -191,12 +191,12 @@ json_t *xlb_real_to_json(const struct xlb_real *r)
 			 (json_int_t)r->id);
 }
 
-int xlb_vip_from_json(const json_t *j, struct xlb_vip *ret_vip, bool with_reals,
+int xlb_vip_from_json(const json_t *j, struct xlb_vip_cfg *ret_vip, bool with_reals,
 		      struct xlb_err *err)
 {
 	static const char *const keys[] = { "address", "port", "proto", "encap", "flags",
 					    "healthcheck", "reals", "id", NULL };
-	struct xlb_vip v = { .encap = XLB_ENCAP_IPIP };
+	struct xlb_vip_cfg v = { .encap = XLB_ENC_IPIP };
 	const json_t *flags, *reals, *hc;
 	const char *s;
 	uint64_t n;
@@ -269,7 +269,7 @@ int xlb_vip_from_json(const json_t *j, struct xlb_vip *ret_vip, bool with_reals,
 	return 0;
 }
 
-json_t *xlb_vip_to_json(const struct xlb_vip *v, bool with_reals)
+json_t *xlb_vip_to_json(const struct xlb_vip_cfg *v, bool with_reals)
 {
 	json_t *j, *flags, *reals;
 	char buf[64];

@@ -74,22 +74,22 @@ int xlb_state_copy(struct xlb_state *dst, const struct xlb_state *src)
 	for (size_t i = 0; i < src->vip_cnt; i++) {
 		tmp.vips[i] = src->vips[i];
 		tmp.vips[i].reals = calloc(src->vips[i].real_cnt ? src->vips[i].real_cnt : 1,
-					   sizeof(struct xlb_real));
+					   sizeof(struct xlb_real_cfg));
 		if (!tmp.vips[i].reals) {
 			tmp.vip_cnt = i;
 			xlb_state_free(&tmp);
 			return -ENOMEM;
 		}
 		memcpy(tmp.vips[i].reals, src->vips[i].reals,
-		       src->vips[i].real_cnt * sizeof(struct xlb_real));
+		       src->vips[i].real_cnt * sizeof(struct xlb_real_cfg));
 	}
 	*dst = tmp;
 	return 0;
 }
 
-int xlb_addr_parse(const char *s, struct xlb_addr *ret_addr)
+int xlb_addr_parse(const char *s, struct xlb_ip *ret_addr)
 {
-	struct xlb_addr a = { 0 };
+	struct xlb_ip a = { 0 };
 
 	if (!s)
 		return -EINVAL;
@@ -103,14 +103,14 @@ int xlb_addr_parse(const char *s, struct xlb_addr *ret_addr)
 	return 0;
 }
 
-const char *xlb_addr_str(const struct xlb_addr *a, char *buf, size_t len)
+const char *xlb_addr_str(const struct xlb_ip *a, char *buf, size_t len)
 {
 	if (!inet_ntop(a->family == AF_INET6 ? AF_INET6 : AF_INET, a->bytes, buf, len))
 		snprintf(buf, len, "?");
 	return buf;
 }
 
-bool xlb_addr_eq(const struct xlb_addr *a, const struct xlb_addr *b)
+bool xlb_addr_eq(const struct xlb_ip *a, const struct xlb_ip *b)
 {
 	return a->family == b->family &&
 	       !memcmp(a->bytes, b->bytes, a->family == AF_INET ? 4 : 16);
@@ -147,7 +147,7 @@ int xlb_proto_parse(const char *s, uint8_t *ret_proto)
 	return 0;
 }
 
-static const char *const encap_names[] = { [XLB_ENCAP_IPIP] = "ipip", [XLB_ENCAP_GUE] = "gue" };
+static const char *const encap_names[] = { [XLB_ENC_IPIP] = "ipip", [XLB_ENC_GUE] = "gue" };
 static const char *const state_names[] = {
 	[XLB_REAL_ACTIVE] = "active",
 	[XLB_REAL_DRAINING] = "draining",
@@ -169,18 +169,18 @@ static int name_lookup(const char *const *names, size_t n, const char *s)
 	return -EINVAL;
 }
 
-const char *xlb_encap_name(enum xlb_encap e)
+const char *xlb_encap_name(enum xlb_encap_kind e)
 {
 	return (size_t)e < ARRAY_SIZE(encap_names) ? encap_names[e] : "?";
 }
 
-int xlb_encap_parse(const char *s, enum xlb_encap *ret)
+int xlb_encap_parse(const char *s, enum xlb_encap_kind *ret)
 {
 	int i = name_lookup(encap_names, ARRAY_SIZE(encap_names), s);
 
 	if (i < 0)
 		return i;
-	*ret = (enum xlb_encap)i;
+	*ret = (enum xlb_encap_kind)i;
 	return 0;
 }
 
@@ -232,11 +232,11 @@ int xlb_vip_flag_parse(const char *s, uint32_t *ret_bit)
 	return 0;
 }
 
-struct xlb_vip *xlb_state_find_vip(const struct xlb_state *st, const struct xlb_addr *addr,
+struct xlb_vip_cfg *xlb_state_find_vip(const struct xlb_state *st, const struct xlb_ip *addr,
 				   uint16_t port, uint8_t proto)
 {
 	for (size_t i = 0; i < st->vip_cnt; i++) {
-		struct xlb_vip *v = &st->vips[i];
+		struct xlb_vip_cfg *v = &st->vips[i];
 
 		if (v->port == port && v->proto == proto && xlb_addr_eq(&v->addr, addr))
 			return v;
@@ -244,7 +244,7 @@ struct xlb_vip *xlb_state_find_vip(const struct xlb_state *st, const struct xlb_
 	return NULL;
 }
 
-struct xlb_real *xlb_vip_find_real(const struct xlb_vip *vip, const struct xlb_addr *addr)
+struct xlb_real_cfg *xlb_vip_find_real(const struct xlb_vip_cfg *vip, const struct xlb_ip *addr)
 {
 	for (size_t i = 0; i < vip->real_cnt; i++)
 		if (xlb_addr_eq(&vip->reals[i].addr, addr))
@@ -298,7 +298,7 @@ static int alloc_real_id(struct xlb_state *st, const struct xlb_settings *set, u
 	return -ENOSPC;
 }
 
-static int check_vip(const struct xlb_vip *v, struct xlb_err *err)
+static int check_vip(const struct xlb_vip_cfg *v, struct xlb_err *err)
 {
 	if (v->addr.family != AF_INET && v->addr.family != AF_INET6)
 		return xlb_err_set(err, -EINVAL, "VIP address family must be IPv4 or IPv6");
@@ -306,7 +306,7 @@ static int check_vip(const struct xlb_vip *v, struct xlb_err *err)
 		return xlb_err_set(err, -EINVAL, "VIP protocol must be tcp or udp");
 	if (v->flags & ~(uint32_t)XLB_VIPF_ALL)
 		return xlb_err_set(err, -EINVAL, "unknown VIP flag bits 0x%x", v->flags);
-	if (v->encap != XLB_ENCAP_IPIP && v->encap != XLB_ENCAP_GUE)
+	if (v->encap != XLB_ENC_IPIP && v->encap != XLB_ENC_GUE)
 		return xlb_err_set(err, -EINVAL, "unknown encapsulation");
 	if (v->hc.type > XLB_HC_HTTP)
 		return xlb_err_set(err, -EINVAL, "unknown health check type");
@@ -326,7 +326,7 @@ static int check_vip(const struct xlb_vip *v, struct xlb_err *err)
 	return 0;
 }
 
-static int check_real(const struct xlb_real *r, struct xlb_err *err)
+static int check_real(const struct xlb_real_cfg *r, struct xlb_err *err)
 {
 	if (r->addr.family != AF_INET && r->addr.family != AF_INET6)
 		return xlb_err_set(err, -EINVAL, "real address family must be IPv4 or IPv6");
@@ -338,10 +338,10 @@ static int check_real(const struct xlb_real *r, struct xlb_err *err)
 }
 
 int xlb_state_vip_add(struct xlb_state *st, const struct xlb_settings *set,
-		      const struct xlb_vip *vip, struct xlb_err *err)
+		      const struct xlb_vip_cfg *vip, struct xlb_err *err)
 {
 	char buf[64];
-	struct xlb_vip *vips, v = *vip;
+	struct xlb_vip_cfg *vips, v = *vip;
 	int ret;
 
 	ret = check_vip(&v, err);
@@ -363,10 +363,10 @@ int xlb_state_vip_add(struct xlb_state *st, const struct xlb_settings *set,
 	return 0;
 }
 
-int xlb_state_vip_del(struct xlb_state *st, const struct xlb_addr *addr, uint16_t port,
+int xlb_state_vip_del(struct xlb_state *st, const struct xlb_ip *addr, uint16_t port,
 		      uint8_t proto, struct xlb_err *err)
 {
-	struct xlb_vip *v = xlb_state_find_vip(st, addr, port, proto);
+	struct xlb_vip_cfg *v = xlb_state_find_vip(st, addr, port, proto);
 	char buf[64];
 	size_t i;
 
@@ -380,10 +380,10 @@ int xlb_state_vip_del(struct xlb_state *st, const struct xlb_addr *addr, uint16_
 	return 0;
 }
 
-int xlb_state_real_add(struct xlb_state *st, const struct xlb_settings *set, struct xlb_vip *vip,
-		       const struct xlb_real *real, struct xlb_err *err)
+int xlb_state_real_add(struct xlb_state *st, const struct xlb_settings *set, struct xlb_vip_cfg *vip,
+		       const struct xlb_real_cfg *real, struct xlb_err *err)
 {
-	struct xlb_real r = *real, *reals;
+	struct xlb_real_cfg r = *real, *reals;
 	char buf[64];
 	int ret;
 
@@ -404,10 +404,10 @@ int xlb_state_real_add(struct xlb_state *st, const struct xlb_settings *set, str
 	return 0;
 }
 
-int xlb_state_real_del(struct xlb_state *st, struct xlb_vip *vip, const struct xlb_addr *addr,
+int xlb_state_real_del(struct xlb_state *st, struct xlb_vip_cfg *vip, const struct xlb_ip *addr,
 		       struct xlb_err *err)
 {
-	struct xlb_real *r = xlb_vip_find_real(vip, addr);
+	struct xlb_real_cfg *r = xlb_vip_find_real(vip, addr);
 	char buf[64];
 	size_t i;
 
@@ -426,7 +426,7 @@ int xlb_state_validate(const struct xlb_state *st, const struct xlb_settings *se
 	int ret;
 
 	for (size_t i = 0; i < st->vip_cnt; i++) {
-		const struct xlb_vip *v = &st->vips[i];
+		const struct xlb_vip_cfg *v = &st->vips[i];
 
 		ret = check_vip(v, err);
 		if (ret)
@@ -434,7 +434,7 @@ int xlb_state_validate(const struct xlb_state *st, const struct xlb_settings *se
 		if (v->id >= set->max_vips)
 			return xlb_err_set(err, -ERANGE, "VIP id %u out of range", v->id);
 		for (size_t k = 0; k < i; k++) {
-			const struct xlb_vip *o = &st->vips[k];
+			const struct xlb_vip_cfg *o = &st->vips[k];
 
 			if (o->id == v->id)
 				return xlb_err_set(err, -EINVAL, "duplicate VIP id %u", v->id);
@@ -445,7 +445,7 @@ int xlb_state_validate(const struct xlb_state *st, const struct xlb_settings *se
 						   v->port, xlb_proto_name(v->proto));
 		}
 		for (size_t j = 0; j < v->real_cnt; j++) {
-			const struct xlb_real *r = &v->reals[j];
+			const struct xlb_real_cfg *r = &v->reals[j];
 
 			ret = check_real(r, err);
 			if (ret)
@@ -488,14 +488,14 @@ int xlb_state_assign_ids(struct xlb_state *next, const struct xlb_state *cur,
 	}
 	/* First keep the ids of what exists in both. */
 	for (size_t i = 0; i < next->vip_cnt; i++) {
-		struct xlb_vip *v = &next->vips[i];
-		const struct xlb_vip *o = xlb_state_find_vip(cur, &v->addr, v->port, v->proto);
+		struct xlb_vip_cfg *v = &next->vips[i];
+		const struct xlb_vip_cfg *o = xlb_state_find_vip(cur, &v->addr, v->port, v->proto);
 
 		if (!o)
 			continue;
 		v->id = o->id;
 		for (size_t j = 0; j < v->real_cnt; j++) {
-			const struct xlb_real *r = xlb_vip_find_real(o, &v->reals[j].addr);
+			const struct xlb_real_cfg *r = xlb_vip_find_real(o, &v->reals[j].addr);
 
 			if (r)
 				v->reals[j].id = r->id;
@@ -503,7 +503,7 @@ int xlb_state_assign_ids(struct xlb_state *next, const struct xlb_state *cur,
 	}
 	/* Then hand out fresh ones, avoiding every id in use in either state. */
 	for (size_t i = 0; i < next->vip_cnt; i++) {
-		struct xlb_vip *v = &next->vips[i];
+		struct xlb_vip_cfg *v = &next->vips[i];
 
 		if (v->id == UINT32_MAX) {
 			uint32_t id;

@@ -194,7 +194,7 @@ int xlb_store__save(struct xlb_store *s, const struct xlb_state *state, struct x
 		goto out;
 	}
 	for (size_t i = 0; i < state->vip_cnt; i++) {
-		const struct xlb_vip *v = &state->vips[i];
+		const struct xlb_vip_cfg *v = &state->vips[i];
 
 		sqlite3_reset(vst);
 		sqlite3_bind_int64(vst, 1, v->id);
@@ -215,7 +215,7 @@ int xlb_store__save(struct xlb_store *s, const struct xlb_state *state, struct x
 			goto out;
 		}
 		for (size_t j = 0; j < v->real_cnt; j++) {
-			const struct xlb_real *r = &v->reals[j];
+			const struct xlb_real_cfg *r = &v->reals[j];
 
 			sqlite3_reset(rst);
 			sqlite3_bind_int64(rst, 1, r->id);
@@ -267,7 +267,7 @@ int xlb_store__load(struct xlb_store *s, struct xlb_state *ret_state, struct xlb
 	if (sqlite3_step(mst) == SQLITE_ROW)
 		st.next_real_id = (uint32_t)strtoul((const char *)sqlite3_column_text(mst, 0), NULL, 10);
 	while ((ret = sqlite3_step(vst)) == SQLITE_ROW) {
-		struct xlb_vip v = { 0 }, *vips;
+		struct xlb_vip_cfg v = { 0 }, *vips;
 		const char *t;
 
 		v.id = (uint32_t)sqlite3_column_int64(vst, 0);
@@ -304,7 +304,7 @@ int xlb_store__load(struct xlb_store *s, struct xlb_state *ret_state, struct xlb
 		sqlite3_reset(rst);
 		sqlite3_bind_int64(rst, 1, v.id);
 		while ((ret = sqlite3_step(rst)) == SQLITE_ROW) {
-			struct xlb_real r = { 0 }, *reals;
+			struct xlb_real_cfg r = { 0 }, *reals;
 
 			r.id = (uint32_t)sqlite3_column_int64(rst, 0);
 			t = (const char *)sqlite3_column_text(rst, 1);
@@ -380,7 +380,8 @@ int xlb_store__save_settings(struct xlb_store *s, const struct xlb_settings *set
 		struct {
 			const char *k;
 			char v[sizeof(ifaces)];
-		} kv[6];
+		} kv[11];
+		char a[64];
 
 		snprintf(kv[0].v, sizeof(kv[0].v), "%s", ifaces);
 		kv[0].k = "interfaces";
@@ -394,11 +395,23 @@ int xlb_store__save_settings(struct xlb_store *s, const struct xlb_settings *set
 		kv[4].k = "max_vips";
 		snprintf(kv[5].v, sizeof(kv[5].v), "%u", set->max_reals);
 		kv[5].k = "max_reals";
+		snprintf(kv[6].v, sizeof(kv[6].v), "%s",
+			 set->src4.family ? xlb_addr_str(&set->src4, a, sizeof(a)) : "");
+		kv[6].k = "src4";
+		snprintf(kv[7].v, sizeof(kv[7].v), "%u", set->src4_plen);
+		kv[7].k = "src4_plen";
+		snprintf(kv[8].v, sizeof(kv[8].v), "%s",
+			 set->src6.family ? xlb_addr_str(&set->src6, a, sizeof(a)) : "");
+		kv[8].k = "src6";
+		snprintf(kv[9].v, sizeof(kv[9].v), "%u", set->src6_plen);
+		kv[9].k = "src6_plen";
+		snprintf(kv[10].v, sizeof(kv[10].v), "%u:%u", set->gue_port, set->max_new_flows_per_sec);
+		kv[10].k = "gue_port:flood";
 		if (!s->in_txn && exec(s, "BEGIN IMMEDIATE;", err)) {
 			sqlite3_finalize(st);
 			return err ? err->code : -EIO;
 		}
-		for (size_t i = 0; i < 6 && !ret; i++) {
+		for (size_t i = 0; i < 11 && !ret; i++) {
 			sqlite3_reset(st);
 			bind_text(st, 1, kv[i].k);
 			bind_text(st, 2, kv[i].v);
@@ -452,6 +465,23 @@ int xlb_store__load_settings(struct xlb_store *s, struct xlb_settings *ret_set,
 			set.max_vips = (uint32_t)strtoul(v, NULL, 10);
 		} else if (!strcmp(k, "max_reals")) {
 			set.max_reals = (uint32_t)strtoul(v, NULL, 10);
+		} else if (!strcmp(k, "src4")) {
+			if (*v)
+				xlb_addr_parse(v, &set.src4);
+		} else if (!strcmp(k, "src4_plen")) {
+			set.src4_plen = (uint8_t)strtoul(v, NULL, 10);
+		} else if (!strcmp(k, "src6")) {
+			if (*v)
+				xlb_addr_parse(v, &set.src6);
+		} else if (!strcmp(k, "src6_plen")) {
+			set.src6_plen = (uint8_t)strtoul(v, NULL, 10);
+		} else if (!strcmp(k, "gue_port:flood")) {
+			unsigned int g = 0, f = 0;
+
+			if (sscanf(v, "%u:%u", &g, &f) == 2) {
+				set.gue_port = (uint16_t)g;
+				set.max_new_flows_per_sec = f;
+			}
 		}
 	}
 	sqlite3_finalize(st);

@@ -63,14 +63,14 @@ int xlb_maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *ri
 
 /* ---- desired state ----------------------------------------------------- */
 
-struct xlb_addr {
+struct xlb_ip {
 	uint8_t family; /* AF_INET or AF_INET6 */
 	uint8_t bytes[16]; /* network order; IPv4 uses the first 4 */
 };
 
-enum xlb_encap {
-	XLB_ENCAP_IPIP = 0, /* IPIP, IP6IP6 or IPv4-in-IPv6, by the families */
-	XLB_ENCAP_GUE = 1,
+enum xlb_encap_kind {
+	XLB_ENC_IPIP = 0, /* IPIP, IP6IP6 or IPv4-in-IPv6, by the families */
+	XLB_ENC_GUE = 1,
 };
 
 /* VIP flags (names in the API: see xlb_vip_flag_name()). */
@@ -105,22 +105,22 @@ struct xlb_hc {
 	uint8_t fall; /* consecutive failures to leave the ring */
 };
 
-struct xlb_real {
+struct xlb_real_cfg {
 	uint32_t id; /* dataplane real index, stable across restarts */
-	struct xlb_addr addr;
+	struct xlb_ip addr;
 	uint32_t weight;
 	enum xlb_real_state state;
 };
 
-struct xlb_vip {
+struct xlb_vip_cfg {
 	uint32_t id; /* dataplane VIP index, stable across restarts */
-	struct xlb_addr addr;
+	struct xlb_ip addr;
 	uint16_t port; /* host order; 0 = any port */
 	uint8_t proto; /* IPPROTO_TCP or IPPROTO_UDP */
 	uint32_t flags;
-	enum xlb_encap encap;
+	enum xlb_encap_kind encap;
 	struct xlb_hc hc;
-	struct xlb_real *reals;
+	struct xlb_real_cfg *reals;
 	size_t real_cnt;
 };
 
@@ -135,10 +135,17 @@ struct xlb_settings {
 	uint32_t lru_size;
 	uint32_t max_vips;
 	uint32_t max_reals;
+	/* Outer source prefixes of encapsulated packets (host bits vary per flow). */
+	struct xlb_ip src4;
+	uint8_t src4_plen;
+	struct xlb_ip src6;
+	uint8_t src6_plen;
+	uint16_t gue_port; /* 0: the dataplane's default */
+	uint32_t max_new_flows_per_sec; /* per CPU; 0: unlimited */
 };
 
 struct xlb_state {
-	struct xlb_vip *vips;
+	struct xlb_vip_cfg *vips;
 	size_t vip_cnt;
 	/* Next real id to hand out: ids are not reused soon, so a flow left
 	 * in the LRU never lands on a newcomer that took a deleted real's id. */
@@ -150,15 +157,15 @@ void xlb_state_free(struct xlb_state *st);
 int xlb_state_copy(struct xlb_state *dst, const struct xlb_state *src);
 
 /* Parse and print addresses ("10.0.0.1", "2001:db8::1"). */
-int xlb_addr_parse(const char *s, struct xlb_addr *ret_addr);
-const char *xlb_addr_str(const struct xlb_addr *a, char *buf, size_t len);
-bool xlb_addr_eq(const struct xlb_addr *a, const struct xlb_addr *b);
+int xlb_addr_parse(const char *s, struct xlb_ip *ret_addr);
+const char *xlb_addr_str(const struct xlb_ip *a, char *buf, size_t len);
+bool xlb_addr_eq(const struct xlb_ip *a, const struct xlb_ip *b);
 int xlb_mac_parse(const char *s, uint8_t ret_mac[6]);
 
 const char *xlb_proto_name(uint8_t proto);
 int xlb_proto_parse(const char *s, uint8_t *ret_proto);
-const char *xlb_encap_name(enum xlb_encap e);
-int xlb_encap_parse(const char *s, enum xlb_encap *ret);
+const char *xlb_encap_name(enum xlb_encap_kind e);
+int xlb_encap_parse(const char *s, enum xlb_encap_kind *ret);
 const char *xlb_real_state_name(enum xlb_real_state s);
 int xlb_real_state_parse(const char *s, enum xlb_real_state *ret);
 const char *xlb_hc_type_name(enum xlb_hc_type t);
@@ -168,21 +175,21 @@ const char *xlb_vip_flag_name(uint32_t bit);
 int xlb_vip_flag_parse(const char *s, uint32_t *ret_bit);
 
 /* Lookups in a state; NULL when absent. */
-struct xlb_vip *xlb_state_find_vip(const struct xlb_state *st, const struct xlb_addr *addr,
+struct xlb_vip_cfg *xlb_state_find_vip(const struct xlb_state *st, const struct xlb_ip *addr,
 				   uint16_t port, uint8_t proto);
-struct xlb_real *xlb_vip_find_real(const struct xlb_vip *vip, const struct xlb_addr *addr);
+struct xlb_real_cfg *xlb_vip_find_real(const struct xlb_vip_cfg *vip, const struct xlb_ip *addr);
 
 /*
  * Edits.  They validate, allocate ids within the settings' limits and leave
  * st untouched on error.
  */
 int xlb_state_vip_add(struct xlb_state *st, const struct xlb_settings *set,
-		      const struct xlb_vip *vip, struct xlb_err *err);
-int xlb_state_vip_del(struct xlb_state *st, const struct xlb_addr *addr, uint16_t port,
+		      const struct xlb_vip_cfg *vip, struct xlb_err *err);
+int xlb_state_vip_del(struct xlb_state *st, const struct xlb_ip *addr, uint16_t port,
 		      uint8_t proto, struct xlb_err *err);
-int xlb_state_real_add(struct xlb_state *st, const struct xlb_settings *set, struct xlb_vip *vip,
-		       const struct xlb_real *real, struct xlb_err *err);
-int xlb_state_real_del(struct xlb_state *st, struct xlb_vip *vip, const struct xlb_addr *addr,
+int xlb_state_real_add(struct xlb_state *st, const struct xlb_settings *set, struct xlb_vip_cfg *vip,
+		       const struct xlb_real_cfg *real, struct xlb_err *err);
+int xlb_state_real_del(struct xlb_state *st, struct xlb_vip_cfg *vip, const struct xlb_ip *addr,
 		       struct xlb_err *err);
 /* Check a whole state against settings (limits, unique ids and keys). */
 int xlb_state_validate(const struct xlb_state *st, const struct xlb_settings *set,
@@ -238,13 +245,13 @@ void xlb_store__rollback(struct xlb_store *store);
 typedef struct json_t json_t;
 
 /* VIP and real objects of the API (also the elements of apply files). */
-int xlb_vip_from_json(const json_t *j, struct xlb_vip *ret_vip, bool with_reals,
+int xlb_vip_from_json(const json_t *j, struct xlb_vip_cfg *ret_vip, bool with_reals,
 		      struct xlb_err *err);
-json_t *xlb_vip_to_json(const struct xlb_vip *vip, bool with_reals);
-int xlb_real_from_json(const json_t *j, struct xlb_real *ret_real, struct xlb_err *err);
-json_t *xlb_real_to_json(const struct xlb_real *real);
+json_t *xlb_vip_to_json(const struct xlb_vip_cfg *vip, bool with_reals);
+int xlb_real_from_json(const json_t *j, struct xlb_real_cfg *ret_real, struct xlb_err *err);
+json_t *xlb_real_to_json(const struct xlb_real_cfg *real);
 /* A VIP key object: {"address", "port", "proto"}. */
-int xlb_vip_key_from_json(const json_t *j, struct xlb_addr *ret_addr, uint16_t *ret_port,
+int xlb_vip_key_from_json(const json_t *j, struct xlb_ip *ret_addr, uint16_t *ret_port,
 			  uint8_t *ret_proto, struct xlb_err *err);
 
 /* A whole desired state: {"vips": [...]} (ids ignored on input). */

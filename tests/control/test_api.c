@@ -97,7 +97,7 @@ static json_t *J(const char *s)
 	return j;
 }
 
-static int vip(const char *s, struct xlb_vip *v)
+static int vip(const char *s, struct xlb_vip_cfg *v)
 {
 	struct xlb_err err;
 	json_t *j = J(s);
@@ -109,10 +109,10 @@ static int vip(const char *s, struct xlb_vip *v)
 
 static void test_objects(void)
 {
-	struct xlb_vip v;
+	struct xlb_vip_cfg v;
 
 	CHECK(vip("{\"address\":\"10.0.0.1\",\"port\":80}", &v) == 0 && v.proto == IPPROTO_TCP &&
-		      v.encap == XLB_ENCAP_IPIP && v.hc.type == XLB_HC_NONE,
+		      v.encap == XLB_ENC_IPIP && v.hc.type == XLB_HC_NONE,
 	      "defaults");
 	free(v.reals);
 	CHECK(vip("{\"address\":\"2001:db8::1\",\"port\":443,\"proto\":\"udp\",\"encap\":\"gue\","
@@ -144,7 +144,7 @@ static void test_objects(void)
 	      "rt parse");
 	{
 		json_t *j = xlb_vip_to_json(&v, true);
-		struct xlb_vip w;
+		struct xlb_vip_cfg w;
 		struct xlb_err err;
 
 		CHECK(j && !xlb_vip_from_json(j, &w, true, &err), "rt decode");
@@ -215,7 +215,7 @@ static void test_config(void)
 	CHECK(cfg(yaml_cfg, &st2) == 0, "yaml again");
 	/* swap reals order and drop one VIP */
 	{
-		struct xlb_real t = st2.vips[0].reals[0];
+		struct xlb_real_cfg t = st2.vips[0].reals[0];
 
 		st2.vips[0].reals[0] = st2.vips[0].reals[1];
 		st2.vips[0].reals[1] = t;

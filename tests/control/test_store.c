@@ -20,9 +20,9 @@
 static void add_vip(struct xlb_state *st, const struct xlb_settings *set, const char *addr,
 		    uint16_t port, int nreals)
 {
-	struct xlb_vip v = { .proto = IPPROTO_TCP, .port = port };
+	struct xlb_vip_cfg v = { .proto = IPPROTO_TCP, .port = port };
 	struct xlb_err err;
-	struct xlb_vip *vp;
+	struct xlb_vip_cfg *vp;
 
 	xlb_hc_default(&v.hc);
 	v.hc.type = XLB_HC_HTTP;
@@ -31,7 +31,7 @@ static void add_vip(struct xlb_state *st, const struct xlb_settings *set, const 
 	CHECK(!xlb_state_vip_add(st, set, &v, &err), "vip add: %s", err.msg);
 	vp = xlb_state_find_vip(st, &v.addr, port, IPPROTO_TCP);
 	for (int i = 0; i < nreals; i++) {
-		struct xlb_real r = { .weight = (uint32_t)(10 * (i + 1)), .state = (enum xlb_real_state)(i % 3) };
+		struct xlb_real_cfg r = { .weight = (uint32_t)(10 * (i + 1)), .state = (enum xlb_real_state)(i % 3) };
 		char ra[64];
 
 		snprintf(ra, sizeof(ra), "2001:db8::%d", i + 1);
@@ -45,7 +45,7 @@ static bool state_eq(const struct xlb_state *a, const struct xlb_state *b)
 	if (a->vip_cnt != b->vip_cnt || a->next_real_id != b->next_real_id)
 		return false;
 	for (size_t i = 0; i < a->vip_cnt; i++) {
-		const struct xlb_vip *x = &a->vips[i], *y = &b->vips[i];
+		const struct xlb_vip_cfg *x = &a->vips[i], *y = &b->vips[i];
 
 		if (x->id != y->id || !xlb_addr_eq(&x->addr, &y->addr) || x->port != y->port ||
 		    x->proto != y->proto || x->flags != y->flags || x->encap != y->encap ||
@@ -54,7 +54,7 @@ static bool state_eq(const struct xlb_state *a, const struct xlb_state *b)
 		    x->real_cnt != y->real_cnt)
 			return false;
 		for (size_t j = 0; j < x->real_cnt; j++) {
-			const struct xlb_real *r = &x->reals[j], *s = &y->reals[j];
+			const struct xlb_real_cfg *r = &x->reals[j], *s = &y->reals[j];
 
 			if (r->id != s->id || !xlb_addr_eq(&r->addr, &s->addr) ||
 			    r->weight != s->weight || r->state != s->state)
@@ -106,7 +106,7 @@ int main(void)
 	add_vip(&a, &set, "10.0.0.10", 80, 3);
 	add_vip(&a, &set, "2001:db8:1::10", 443, 5);
 	a.vips[1].flags = XLB_VIPF_NO_SPORT | XLB_VIPF_QUIC;
-	a.vips[1].encap = XLB_ENCAP_GUE;
+	a.vips[1].encap = XLB_ENC_GUE;
 	CHECK(!xlb_state_validate(&a, &set, &err), "validate: %s", err.msg);
 	CHECK(!commit_state(s, &a), "commit");
 	CHECK(!xlb_store__load(s, &b, &err), "load: %s", err.msg);
@@ -154,11 +154,17 @@ int main(void)
 	set.iface_cnt = 2;
 	CHECK(!xlb_mac_parse("02:00:00:aa:bb:cc", set.gw_mac), "mac");
 	set.lru_size = 4242;
+	CHECK(!xlb_addr_parse("10.9.9.9", &set.src4), "src4");
+	set.src4_plen = 30;
+	set.gue_port = 7000;
+	set.max_new_flows_per_sec = 12345;
 	CHECK(!xlb_store__save_settings(s, &set, &err), "save settings: %s", err.msg);
 	CHECK(!xlb_store__load_settings(s, &set2, &err), "load settings");
 	CHECK(set2.iface_cnt == 2 && !strcmp(set2.ifaces[1], "eth1") && set2.gw_mac[5] == 0xcc &&
 		      set2.lru_size == 4242 && set2.ring_size == XLB_RING_SIZE_DEFAULT &&
-		      set2.max_reals == 100,
+		      set2.max_reals == 100 && xlb_addr_eq(&set2.src4, &set.src4) &&
+		      set2.src4_plen == 30 && set2.src6.family == 0 && set2.gue_port == 7000 &&
+		      set2.max_new_flows_per_sec == 12345,
 	      "settings differ");
 
 	/* A corrupt row is refused, not half-loaded. */
