@@ -1551,13 +1551,14 @@ static int do_one(struct xv_env *env, const struct xbpf_insn *insn, bool *path_d
 				env->insn_idx += insn->off + 1;
 		} else if (op == XBPF_EXIT) {
 			env->jmps_processed++;
-			err = check_reg_arg(env, 0, SRC_OP);
-			if (err)
-				break;
+			/* A callee may return nothing: only the caller's reads of R0 are checked. */
 			if (env->cur->curframe) {
 				err = prepare_func_exit(env, &env->insn_idx);
 				break;
 			}
+			err = check_reg_arg(env, 0, SRC_OP);
+			if (err)
+				break;
 			*path_done = true;
 		} else {
 			err = check_cond_jmp(env, insn, &env->insn_idx);
