@@ -97,8 +97,10 @@ static void update_stack_depth(struct xv_env *env, const struct xv_func_state *f
 {
 	struct xv_subprog *sp = &env->subprog[f->subprogno];
 
-	if (-off > sp->stack_depth)
-		sp->stack_depth = -off;
+	int depth = (-off + XV_SLOT - 1) & ~(XV_SLOT - 1);
+
+	if (depth > sp->stack_depth)
+		sp->stack_depth = depth;
 }
 
 static int grow_stack(struct xv_func_state *f, int off)
@@ -512,6 +514,13 @@ static int adjust_ptr_alu(struct xv_env *env, const struct xbpf_insn *insn, stru
 	const char *tstr = xv_reg_type_str(ptr->type);
 
 	if (XBPF_CLASS(insn->code) != XBPF_ALU64) {
+		/* Privileged: a 32-bit difference of pointers is a plain number. */
+		if (op == XBPF_SUB) {
+			xv_mark_unknown(dst);
+			xv_coerce_reg_to_size(dst, 4);
+			dst->written = true;
+			return 0;
+		}
 		xv_err(env, "R%d 32-bit pointer arithmetic prohibited\n", insn->dst_reg);
 		return -EACCES;
 	}
@@ -643,16 +652,31 @@ static int check_alu(struct xv_env *env, const struct xbpf_insn *insn)
 		} else if (use_src && !alu32) {
 			struct xv_reg *s = &regs[insn->src_reg];
 
-			if (s->type == SCALAR_VALUE && !s->id && !tnum_is_const(s->var_off))
+			if (s->type == SCALAR_VALUE && !s->id && !tnum_is_const(s->var_off)) {
 				s->id = ++env->id_gen;
+				s->link_off = 0;
+				s->link32 = false;
+			}
 			*dst = *s;
 		} else if (use_src) {
 			if (is_pointer(src)) {
 				xv_mark_unknown(dst);
 				xv_coerce_reg_to_size(dst, 4);
+			} else if (src->umax_value <= UINT32_MAX) {
+				/* Fits in 32 bits: the copy is exact, keep them linked. */
+				struct xv_reg *s = &regs[insn->src_reg];
+
+				if (!s->id && !tnum_is_const(s->var_off)) {
+					s->id = ++env->id_gen;
+					s->link_off = 0;
+					s->link32 = false;
+				}
+				*dst = *s;
 			} else {
 				*dst = *src;
 				dst->id = 0;
+				dst->link_off = 0;
+				dst->link32 = false;
 				xv_zext_32_to_64(dst);
 			}
 		} else {
@@ -687,14 +711,33 @@ static int check_alu(struct xv_env *env, const struct xbpf_insn *insn)
 	if (is_pointer(src)) {
 		struct xv_reg off = *dst;
 
-		if (op == XBPF_SUB) {
+		if (op == XBPF_SUB && !alu32) {
 			xv_err(env, "R%d tried to subtract pointer from scalar\n", insn->dst_reg);
 			return -EACCES;
 		}
 		return adjust_ptr_alu(env, insn, dst, src, &off);
 	}
-	dst->id = 0;
-	err = xv_scalar_alu(env, dst, src, op, alu32);
+	{
+		/* reg += const keeps the link, remembering the offset. */
+		bool src_const = alu32 ? tnum_subreg_is_const(src->var_off) : tnum_is_const(src->var_off);
+		int64_t k = alu32 ? (int64_t)(int32_t)src->var_off.value : (int64_t)src->var_off.value;
+		int64_t new_off = (int64_t)dst->link_off + (op == XBPF_SUB ? -k : k);
+		uint32_t id = dst->id;
+		bool link = id && src_const && (op == XBPF_ADD || op == XBPF_SUB) &&
+			    new_off >= INT32_MIN && new_off <= INT32_MAX && (alu32 || !dst->link32);
+		bool link32 = dst->link32 || alu32;
+
+		err = xv_scalar_alu(env, dst, src, op, alu32);
+		if (link) {
+			dst->id = id;
+			dst->link_off = (int32_t)new_off;
+			dst->link32 = link32;
+		} else {
+			dst->id = 0;
+			dst->link_off = 0;
+			dst->link32 = false;
+		}
+	}
 	dst->written = true;
 	return err;
 }
@@ -804,6 +847,7 @@ static int is_state_visited(struct xv_env *env, int idx)
 		free(n);
 		return -ENOMEM;
 	}
+	xv_state_clear_singular_ids(&n->st);
 	n->insn_idx = idx;
 	n->branches = 1;
 	n->parent = env->cur->parent;
@@ -956,12 +1000,28 @@ static void sync_linked_one(struct xv_env *env, struct xv_reg *reg, void *priv)
 {
 	struct linked *l = priv;
 
-	if (reg->type == SCALAR_VALUE && reg->id == l->src->id && reg != l->src) {
-		bool w = reg->written;
+	const struct xv_reg *known = l->src;
+	struct xv_reg tmp, delta;
 
-		*reg = *l->src;
-		reg->written = w;
+	if (reg->type != SCALAR_VALUE || reg->id != known->id || reg == known)
+		return;
+	tmp = *known;
+	if (reg->link_off != known->link_off || reg->link32 != known->link32) {
+		/* reg = known + (reg's offset - known's offset), in the links' width. */
+		xv_mark_known(&delta, (uint64_t)((int64_t)reg->link_off - known->link_off));
+		xv_scalar_alu(env, &tmp, &delta, XBPF_ADD, false);
+		if (reg->link32)
+			xv_zext_32_to_64(&tmp);
+		else if (known->link32 && reg->umax_value <= UINT32_MAX)
+			xv_zext_32_to_64(&tmp);
+		else if (known->link32)
+			return; /* reg's high half is not implied by a 32-bit relation */
 	}
+	tmp.id = reg->id;
+	tmp.link_off = reg->link_off;
+	tmp.link32 = reg->link32;
+	tmp.written = reg->written;
+	*reg = tmp;
 }
 
 /* Registers copied from one another share an id: a bound proven on one holds for all. */
