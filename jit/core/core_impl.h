@@ -244,4 +244,51 @@ struct xbpf_prog *__xbpf_object_add_prog(struct xbpf_object *obj);
 /* ELF loading (elf.c/link.c/btf.c): fill obj from an ELF image. */
 int __xbpf_elf_load(struct xbpf_object *obj, const void *buf, size_t size, int nr_cpus);
 
+
+/* ---- BTF (btf.c) ----------------------------------------------------------- */
+
+struct btf_type;
+
+/* A parsed, bounds-checked view of a .BTF section (points into the ELF image). */
+struct xbpf_btf {
+	const char *strs;
+	uint32_t str_len;
+	const struct btf_type **types; /* [nr_types + 1]; [0] is void (NULL) */
+	uint32_t nr_types;
+};
+
+int __xbpf_btf_parse(const void *data, size_t size, struct xbpf_btf *btf);
+void __xbpf_btf_free(struct xbpf_btf *btf);
+/* Type by id, NULL for void or out of range. */
+const struct btf_type *__xbpf_btf_type(const struct xbpf_btf *btf, uint32_t id);
+/* String at off, NULL if off is outside the string section. */
+const char *__xbpf_btf_str(const struct xbpf_btf *btf, uint32_t off);
+/* Find a DATASEC by name: its type id or 0. */
+uint32_t __xbpf_btf_find_datasec(const struct xbpf_btf *btf, const char *name);
+
+/* One BTF-defined map of the .maps section. */
+struct xbpf_btf_map_def {
+	char name[XBPF_MAP_NAME_LEN];
+	uint32_t sec_off, sec_size; /* the variable's place in .maps */
+	struct xbpf_map_spec spec;
+	bool has_inner;
+	struct xbpf_map_spec inner;
+	uint32_t values_off; /* offset of the __array(values) slots in the variable */
+};
+
+/* Parse every map of DATASEC `.maps`; *ret_defs is malloc'ed. */
+int __xbpf_btf_map_defs(const struct xbpf_btf *btf, struct xbpf_btf_map_def **ret_defs,
+			size_t *ret_cnt);
+
+/* Line info of .BTF.ext for one ELF section, insn offsets in instructions. */
+struct xbpf_btf_line {
+	uint32_t insn;
+	uint32_t line;
+	uint32_t col;
+	const char *file;
+	const char *text;
+};
+int __xbpf_btf_ext_lines(const struct xbpf_btf *btf, const void *ext, size_t ext_size,
+			 const char *sec_name, struct xbpf_btf_line **ret_lines, size_t *ret_cnt);
+
 #endif /* XBPF_CORE_IMPL_H */
