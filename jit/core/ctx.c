@@ -197,7 +197,7 @@ static int run_ctx_check(struct xbpf_run_ctx *ctx, const struct xbpf_test_run_op
 		if (ctx->has_ctx_in) {
 			/* metadata comes first in data_in; nothing before it */
 			if (md->data_meta || md->data_end != opts->data_size_in || md->data > md->data_end ||
-			    (md->data & 3) || md->data > 32)
+			    (md->data & 3) || md->data > 255)
 				return -EINVAL;
 			if (md->egress_ifindex || (!md->ingress_ifindex && md->rx_queue_index))
 				return -EINVAL;
@@ -306,9 +306,9 @@ static void skb_eth_type_trans(struct __sk_buff *s, const uint8_t *eth)
 	uint16_t proto = (uint16_t)(eth[12] << 8 | eth[13]);
 
 	if (memcmp(eth, zero, 6)) {
+		/* lo's broadcast address is all zeroes too: ff:ff:.. is just multicast */
 		if (eth[0] & 1)
-			s->pkt_type = memcmp(eth, "\xff\xff\xff\xff\xff\xff", 6) ? 2 /* MULTICAST */
-										: 1 /* BROADCAST */;
+			s->pkt_type = 2; /* PACKET_MULTICAST */
 		else
 			s->pkt_type = 3; /* OTHERHOST */
 	}

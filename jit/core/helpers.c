@@ -196,7 +196,14 @@ static uint16_t csum_fold(uint32_t sum)
 	return (uint16_t)~sum;
 }
 
-/* x86-64 csum_partial over whole 32-bit words: the value the kernel here returns. */
+static uint16_t csum_fold16(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+/* csum_partial over whole 32-bit words (ones' complement, end-around carry). */
 static uint32_t csum_words(const uint32_t *w, size_t n, uint32_t seed)
 {
 	uint64_t acc = seed;
@@ -209,7 +216,8 @@ static uint32_t csum_words(const uint32_t *w, size_t n, uint32_t seed)
 
 /*
  * bpf_csum_diff(from, from_size, to, to_size, seed): sum of ~from words and
- * to words, both sizes multiples of 4, 512 bytes together at most.
+ * to words, both sizes multiples of 4, 512 bytes together at most, folded
+ * to 16 bits (not complemented) as the kernel returns it.
  */
 static uint64_t h_csum_diff(uint64_t from_p, uint64_t from_size, uint64_t to_p, uint64_t to_size,
 			    uint64_t seed)
@@ -229,7 +237,8 @@ static uint64_t h_csum_diff(uint64_t from_p, uint64_t from_size, uint64_t to_p, 
 	}
 	for (i = 0; i < to_size; i += 4)
 		memcpy(&diff[n++], to + i, 4);
-	return csum_words(diff, n, (uint32_t)seed);
+	/* kernels since 6.12 fold the result to 16 bits on every architecture */
+	return csum_fold16(csum_words(diff, n, (uint32_t)seed));
 }
 
 /* Pointer to `len` writable bytes at `offset` in the skb's linear data, or NULL. */
@@ -289,6 +298,7 @@ static uint64_t h_l4_csum_replace(uint64_t r1, uint64_t offset, uint64_t from, u
 {
 	struct xbpf_run_ctx *ctx = run_ctx(r1);
 	bool mangled_0 = flags & BPF_F_MARK_MANGLED_0;
+	bool enforce = flags & BPF_F_MARK_ENFORCE;
 	uint16_t sum;
 	uint8_t *p;
 
@@ -301,7 +311,7 @@ static uint64_t h_l4_csum_replace(uint64_t r1, uint64_t offset, uint64_t from, u
 	if (!p)
 		return (uint64_t)-EFAULT;
 	memcpy(&sum, p, sizeof(sum));
-	if (mangled_0 && !sum)
+	if (mangled_0 && !enforce && !sum)
 		return 0;
 	/* test_run skbs are CHECKSUM_NONE: the pseudo-header flag changes nothing */
 	switch (flags & BPF_F_HDR_FIELD_MASK) {
@@ -444,7 +454,8 @@ static uint64_t h_xdp_adjust_meta(uint64_t r1, uint64_t delta, uint64_t a3, uint
 		return (uint64_t)-ENOTSUPP_KERNEL;
 	if (meta < (intptr_t)(uintptr_t)(ctx->frame + XBPF_XDP_FRAME_SIZE) || meta > data)
 		return (uint64_t)-EINVAL;
-	if ((metalen & 3) || metalen > 32)
+	/* skb_shared_info.meta_len is a u8: 4-byte multiples up to 252 */
+	if ((metalen & 3) || metalen > 255)
 		return (uint64_t)-EACCES;
 	md->data_meta = (uint32_t)meta;
 	return 0;
