@@ -132,7 +132,8 @@ static int check_structure(const struct xbpf_exec_prog *prog)
 				t = jump_target(insn, i);
 				if (t < start || t >= end || second_slot[t])
 					err = -ENOTSUP;
-			} else if (xbpf_insn_is_pseudo_call(insn)) {
+			} else if (xbpf_insn_is_pseudo_call(insn) ||
+				   (insn->code == LD_IMM64 && insn->src_reg == XBPF_PSEUDO_FUNC)) {
 				t = (int64_t)i + insn->imm + 1;
 				if (find_func(prog, t) < 0)
 					err = -ENOTSUP;
@@ -286,16 +287,20 @@ static int blind_constants(const struct xbpf_exec_prog *prog, struct blinded_pro
 		struct xbpf_insn *to;
 		int64_t t, rel;
 
-		if (!is_jump(insn) && !xbpf_insn_is_pseudo_call(insn))
+		bool func_ref = xbpf_insn_is_pseudo_call(insn) ||
+				(insn->code == LD_IMM64 && insn->src_reg == XBPF_PSEUDO_FUNC);
+
+		if (!is_jump(insn) && !func_ref)
 			continue;
 		t = is_jump(insn) ? jump_target(insn, i) : (int64_t)i + insn->imm + 1;
 		if (t < 0 || t > cnt) {
 			err = -ENOTSUP;
 			goto out;
 		}
-		to = &b->insns[lastidx[i]];
-		rel = (int64_t)newidx[t] - lastidx[i] - 1;
-		if (insn->code == (XBPF_JMP32 | XBPF_JA) || xbpf_insn_is_pseudo_call(insn)) {
+		/* ld_imm64 is copied as is (first slot); jumps and calls end their expansion */
+		to = &b->insns[func_ref && insn->code == LD_IMM64 ? newidx[i] : lastidx[i]];
+		rel = (int64_t)newidx[t] - (to - b->insns) - 1;
+		if (insn->code == (XBPF_JMP32 | XBPF_JA) || func_ref) {
 			if (rel < INT32_MIN || rel > INT32_MAX)
 				goto out;
 			to->imm = (int32_t)rel;

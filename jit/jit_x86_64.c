@@ -710,12 +710,25 @@ static int translate(struct x64 *j, uint32_t func_idx, uint32_t start, uint32_t 
 			case XBPF_PSEUDO_MAP_VALUE:
 			case XBPF_PSEUDO_MAP_IDX:
 			case XBPF_PSEUDO_MAP_IDX_VALUE:
+				emit_mov_imm64(j, reg_map[insn->dst_reg],
+					       (uint32_t)insn[0].imm | (uint64_t)(uint32_t)insn[1].imm << 32);
 				break;
+			case XBPF_PSEUDO_FUNC: {
+				/* Callback address: known once the image is placed, so fixed size. */
+				int f = find_func(ctx->prog, (int64_t)i + insn->imm + 1);
+				uint64_t addr;
+
+				if (f < 0)
+					return -ENOTSUP;
+				addr = ctx->image ? (uint64_t)(uintptr_t)(ctx->image + ctx->func_off[f]) : 0;
+				emit_rex(j, true, 0, reg_map[insn->dst_reg], false);
+				emit1(j, 0xb8 | (reg_map[insn->dst_reg] & 7));
+				emit8(j, addr);
+				break;
+			}
 			default:
 				return -ENOTSUP;
 			}
-			emit_mov_imm64(j, reg_map[insn->dst_reg],
-				       (uint32_t)insn[0].imm | (uint64_t)(uint32_t)insn[1].imm << 32);
 			ctx->insn_off[++i] = (uint32_t)ctx->pos;
 			break;
 		case XBPF_LDX:

@@ -38,6 +38,7 @@ enum {
 	TH_WX = 3,	 /* checks the running image is r-x and nothing is rwx */
 	TH_COUNT = 4,	 /* counts calls, returns the count */
 	TH_LOG = 5,	 /* appends r1, r2 to th_log (debugging aid) */
+	TH_CALLBACK = 6, /* calls the JITed function at r1 with (r2, 0), as bpf_loop would */
 };
 
 #define DUMP_MAX 4096
