@@ -795,8 +795,12 @@ static int emit_insn(struct a64_state *st, const struct a64_func *fn, uint32_t i
 			bool was_long;
 
 			emit_cmp(st, insn, is64);
-			/* Sticky long form: sizes never shrink from one pass to the next. */
-			was_long = ctx->pass > 0 &&
+			/*
+			 * Sticky long form: from the third pass on, sizes never
+			 * shrink, so the passes converge.  (The first pass runs
+			 * on the driver's estimates, the second corrects them.)
+			 */
+			was_long = ctx->pass > 1 &&
 				   old_end_of(ctx, fn, i + 1) - old_start >= ctx->pos - cmp_start + 8;
 			emit_bcond_to(st, cond, ctx->insn_off[target], was_long);
 		}
