@@ -445,6 +445,12 @@ static int emit_alu(struct a64_state *st, const struct xbpf_insn *insn, bool is6
 	int32_t imm = insn->imm;
 	int shmask = is64 ? 63 : 31;
 
+	/* Encodings the ISA reserves: off only selects sdiv/smod and movsx. */
+	if (insn->off && op != XBPF_DIV && op != XBPF_MOD && !(op == XBPF_MOV && !is_k))
+		return -ENOTSUP;
+	if ((op == XBPF_NEG && !is_k) || (op == XBPF_END && is64 && !is_k))
+		return -ENOTSUP;
+
 	/* Register-operand ops with an immediate go through TMP2. */
 	if (is_k) {
 		switch (op) {
