@@ -1,5 +1,5 @@
 #!/bin/bash
-# netns_lb.sh TESTCTL BALANCER_OBJ DECAP_OBJ [CONNS] [ENCAP]
+# netns_lb.sh TESTCTL BALANCER_OBJ DECAP_OBJ [CONNS] [ENCAP] [HEALTHCHECK_OBJ]
 #
 # A client, a router ("sw"), the balancer host and three reals, each in its
 # own network namespace, joined by veths to the router:
@@ -12,9 +12,10 @@
 # answers from the VIP straight to the client through the router.  The LB
 # has forwarding off, so replies cannot pass through it.  CONNS client
 # connections (default 1000) must all succeed and spread over the reals
-# within +-15% of even.  Everything is removed on exit.
+# within +-15% of even.  With HEALTHCHECK_OBJ, marked probes from the LB
+# host must reach the real of their mark.  Everything is removed on exit.
 set -u
-testctl=$1 lb_obj=$2 decap_obj=$3 conns=${4:-1000} encap=${5:-ip}
+testctl=$1 lb_obj=$2 decap_obj=$3 conns=${4:-1000} encap=${5:-ip} hc_obj=${6:-}
 T=xlbt-d6
 PY=/usr/bin/python3
 VIP=10.200.0.1
@@ -155,4 +156,42 @@ for i in 1 2 3; do
 	fi
 done
 [ $ok = 1 ] && echo "PASS: $conns connections, spread within 15% of even"
+
+# Health-check probes from the LB host: the tc egress program encapsulates
+# marked packets toward the real of their mark, like production traffic;
+# each real answers with its own name, so the answer proves the path.
+if [ -n "$hc_obj" ]; then
+	ip -n $T-lb route add $VIP/32 via 10.10.0.1
+	ip netns exec $T-lb ethtool -K l0 tx off >/dev/null
+	ip netns exec $T-lb "$testctl" hc "$hc_obj" l0 10.10.0.2 101=10.10.11.2 102=10.10.12.2/$encap \
+		103=10.10.13.2 || { echo "FAIL: healthcheck setup"; exit 1; }
+	for m in 101 102 103; do
+		want=r$((m - 100))
+		got=$(ip netns exec $T-lb timeout 10 $PY - "$VIP" $m <<'PYEOF'
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_MARK, int(sys.argv[2]))
+s.settimeout(3)
+try:
+    s.connect((sys.argv[1], 80))
+    s.sendall(b'GET / HTTP/1.0\r\n\r\n')
+    data = b''
+    while True:
+        c = s.recv(4096)
+        if not c:
+            break
+        data += c
+    print(data.split(b'\r\n\r\n', 1)[1].strip().decode())
+except Exception as e:
+    print('error', e)
+PYEOF
+)
+		if [ "$got" = "$want" ]; then
+			echo "PASS: probe with mark $m answered by $got"
+		else
+			echo "FAIL: probe with mark $m: got '$got', want $want"
+			ok=0
+		fi
+	done
+fi
 [ $ok = 1 ]

@@ -9,6 +9,7 @@
  *       ENCAP: ip | gue; REAL: IPv4 or IPv6 address
  *   xlb-testctl decap OBJ DEV [HOST_ADDR...]   (no address: a pass program)
  *   xlb-testctl stats DEV                       per-real packets, events
+ *   xlb-testctl hc OBJ DEV SRC4 MARK=REAL[/gue]... healthcheck on tc egress
  *
  * Programs stay attached (and their maps alive) after the tool exits; they
  * go away with the interface.
@@ -228,6 +229,65 @@ static int cmd_decap(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_hc(int argc, char **argv)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts);
+	struct xlb_hc_config cfg = {};
+	struct bpf_program *prog;
+	struct bpf_object *obj;
+	__u32 zero = 0;
+	int i, err;
+
+	if (argc < 6) {
+		fprintf(stderr, "usage: hc OBJ DEV SRC4 MARK=REAL[/gue]...\n");
+		return 2;
+	}
+	hook.ifindex = if_nametoindex(argv[3]);
+	if (!hook.ifindex || inet_pton(AF_INET, argv[4], &cfg.src4) != 1)
+		return 2;
+	obj = bpf_object__open_file(argv[2], NULL);
+	if (!obj || bpf_object__load(obj)) {
+		fprintf(stderr, "cannot load %s\n", argv[2]);
+		return 1;
+	}
+	prog = bpf_object__find_program_by_name(obj, "xlb_healthcheck");
+	if (!prog)
+		return 1;
+	if (bpf_map_update_elem(map_fd(obj, "xlb_hc_config"), &zero, &cfg, 0))
+		return 1;
+	for (i = 5; i < argc; i++) {
+		struct xlb_hc_real real = {};
+		char *eq = strchr(argv[i], '='), *slash;
+		__u32 mark;
+
+		if (!eq)
+			return 2;
+		*eq = 0;
+		mark = strtoul(argv[i], NULL, 0);
+		slash = strchr(eq + 1, '/');
+		if (slash) {
+			*slash = 0;
+			real.encap = !strcmp(slash + 1, "gue") ? XLB_ENCAP_GUE : XLB_ENCAP_IP;
+		}
+		if (parse_addr(eq + 1, &real.addr, &real.family) ||
+		    bpf_map_update_elem(map_fd(obj, "xlb_hc_reals"), &mark, &real, 0))
+			return 1;
+	}
+	err = bpf_tc_hook_create(&hook);
+	if (err && err != -EEXIST) {
+		fprintf(stderr, "clsact on %s: %s\n", argv[3], strerror(-err));
+		return 1;
+	}
+	opts.prog_fd = bpf_program__fd(prog);
+	err = bpf_tc_attach(&hook, &opts);
+	if (err) {
+		fprintf(stderr, "tc egress attach on %s: %s\n", argv[3], strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
 /* Maps of the program attached to DEV, by name. */
 static int attached_map(int prog_fd, const char *name)
 {
@@ -308,6 +368,8 @@ int main(int argc, char **argv)
 		return cmd_decap(argc, argv);
 	if (!strcmp(argv[1], "stats"))
 		return cmd_stats(argc, argv);
+	if (!strcmp(argv[1], "hc"))
+		return cmd_hc(argc, argv);
 usage:
 	fprintf(stderr, "usage: xlb-testctl balancer|decap|stats ...\n");
 	return 2;
