@@ -16,7 +16,7 @@
 # host must reach the real of their mark.  Everything is removed on exit.
 set -u
 testctl=$1 lb_obj=$2 decap_obj=$3 conns=${4:-1000} encap=${5:-ip} hc_obj=${6:-}
-T=xlbt-d6
+T=xlbt-d6-$$
 PY=/usr/bin/python3
 VIP=10.200.0.1
 
