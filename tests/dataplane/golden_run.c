@@ -7,7 +7,9 @@
  * requested stat deltas must match the table.
  *
  *   golden_run ENGINE OBJ PROG TABLE [REASON_MAP]
- *   ENGINE: kernel | interp | jit
+ *   ENGINE: kernel | interp | jit | interp-noverify | jit-noverify
+ *   (-noverify: xlb's verifier is not run, to tell engine faults from
+ *   verifier verdicts)
  *
  * Exit 0: all rows match; 1: a mismatch (each printed); 77: the engine is
  * not available here.
@@ -352,10 +354,28 @@ static int x_run(struct engine *e, const void *in, uint32_t len, uint32_t mark, 
 	return 0;
 }
 
-static int xbpf_open(struct engine *e, const char *path, const char *prog_name, bool jit)
+/* Number of helpers the program calls that the runtime does not provide. */
+static int missing_helpers(const struct xbpf_prog *prog)
+{
+	const struct xbpf_insn *insns = xbpf_prog__insns(prog);
+	size_t i, n = xbpf_prog__insn_cnt(prog);
+	int missing = 0;
+
+	for (i = 0; i < n; i++) {
+		if (insns[i].code == 0x85 && insns[i].src_reg == 0 && !xbpf_helper_proto(insns[i].imm)) {
+			printf("runtime lacks helper %d\n", insns[i].imm);
+			missing++;
+		}
+	}
+	return missing;
+}
+
+static int xbpf_open(struct engine *e, const char *path, const char *prog_name, bool jit,
+		     bool skip_verify)
 {
 	struct xbpf_vm_opts vopts = { .sz = sizeof(vopts) };
 	struct xbpf_prog *prog;
+	int err;
 
 	e->xobj = xbpf_object__open_file(path, NULL);
 	if (!e->xobj)
@@ -363,8 +383,21 @@ static int xbpf_open(struct engine *e, const char *path, const char *prog_name, 
 	prog = xbpf_object__find_prog(e->xobj, prog_name);
 	if (!prog)
 		return -ENOENT;
+	if (missing_helpers(prog))
+		return 1;
 	vopts.engine = jit ? XBPF_ENGINE_JIT : XBPF_ENGINE_INTERP;
+	vopts.skip_verify = skip_verify;
+	vopts.log_level = 1;
+	vopts.log_buf = calloc(1, 1 << 20);
+	vopts.log_size = 1 << 20;
 	e->vm = xbpf_vm__new(prog, &vopts);
+	if (!e->vm && vopts.log_buf[0]) {
+		size_t len = strlen(vopts.log_buf);
+
+		/* The end of the log says why. */
+		printf("verifier log (last part):\n%s\n", vopts.log_buf + (len > 3000 ? len - 3000 : 0));
+	}
+	free(vopts.log_buf);
 	if (!e->vm)
 		return -errno;
 	e->is_xdp = xbpf_prog__type(prog) == XBPF_PROG_XDP;
@@ -401,7 +434,8 @@ int main(int argc, char **argv)
 	FILE *f;
 
 	if (argc < 5) {
-		fprintf(stderr, "usage: %s kernel|interp|jit OBJ PROG TABLE [REASON_MAP]\n", argv[0]);
+		fprintf(stderr, "usage: %s kernel|interp|jit[-noverify] OBJ PROG TABLE [REASON_MAP]\n",
+			argv[0]);
 		return 2;
 	}
 	/* Per-CPU maps (the LRU): every run on CPU 0. */
@@ -417,7 +451,12 @@ int main(int argc, char **argv)
 		}
 	} else {
 #ifdef XLB_HAVE_XBPF
-		err = xbpf_open(&e, argv[2], argv[3], !strcmp(argv[1], "jit"));
+		err = xbpf_open(&e, argv[2], argv[3], !strncmp(argv[1], "jit", 3),
+				strstr(argv[1], "-noverify") != NULL);
+		if (err == 1) {
+			printf("SKIP: the userspace runtime lacks helpers this program calls\n");
+			return 77;
+		}
 #else
 		printf("SKIP: xlb's userspace engines are not built yet\n");
 		return 77;
