@@ -375,7 +375,6 @@ static int xbpf_open(struct engine *e, const char *path, const char *prog_name, 
 {
 	struct xbpf_vm_opts vopts = { .sz = sizeof(vopts) };
 	struct xbpf_prog *prog;
-	int err;
 
 	e->xobj = xbpf_object__open_file(path, NULL);
 	if (!e->xobj)
