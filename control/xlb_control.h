@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xlb_control.h - the control plane library shared by xlbd and lbctl:
+ * weighted Maglev tables, the desired-state model, its durable store
+ * (SQLite in WAL mode), the JSON codec for the API and for `apply` files
+ * (JSON or YAML), and the client side of the xlbd socket protocol.
+ *
+ * Conventions: 0 / -errno returns; pointer functions return NULL and set
+ * errno; destructors accept NULL and return NULL; library code never prints,
+ * errors carry a message in a caller-provided struct xlb_err.
+ */
+#ifndef XLB_CONTROL_H
+#define XLB_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* A failure as the API reports it: -errno plus a one-line human message. */
+struct xlb_err {
+	int code;
+	char msg[240];
+};
+
+/* Fill err (may be NULL) and return code (a negative errno). */
+int xlb_err_set(struct xlb_err *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- Maglev ------------------------------------------------------------ */
+
+/* Default and maximum ring sizes; the size must be prime. */
+#define XLB_RING_SIZE_DEFAULT 65537
+#define XLB_RING_SIZE_MAX 1048573
+/* Ring slot value when a VIP has no usable real. */
+#define XLB_RING_EMPTY UINT32_MAX
+
+struct xlb_maglev_real {
+	/* Identity hashed into the real's permutation (e.g. its address bytes). */
+	const void *id;
+	size_t id_len;
+	/* Relative weight; 0 keeps the real out of the ring. */
+	uint32_t weight;
+};
+
+/* True when n is prime (ring sizes are checked with it). */
+bool xlb_is_prime(uint32_t n);
+
+/*
+ * Fill ring[0..size) with indexes into reals[] by the Maglev paper's
+ * permutation fill: each real walks its own permutation (offset and skip
+ * from two hashes of its identity) and, in each round, claims slots in
+ * proportion to its weight.  size must be prime and >= the number of reals
+ * with weight > 0.  With no weighted real every slot is XLB_RING_EMPTY.
+ * Returns 0, -EINVAL (bad size) or -ENOMEM.
+ */
+int xlb_maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *ring, uint32_t size);
+
+/* ---- desired state ----------------------------------------------------- */
+
+struct xlb_ip {
+	uint8_t family; /* AF_INET or AF_INET6 */
+	uint8_t bytes[16]; /* network order; IPv4 uses the first 4 */
+};
+
+enum xlb_encap_kind {
+	XLB_ENC_IPIP = 0, /* IPIP, IP6IP6 or IPv4-in-IPv6, by the families */
+	XLB_ENC_GUE = 1,
+};
+
+/* VIP flags (names in the API: see xlb_vip_flag_name()). */
+enum {
+	XLB_VIPF_NO_SPORT = 1u << 0, /* hash without the source port */
+	XLB_VIPF_DPORT_ONLY = 1u << 1, /* hash on the destination port only */
+	XLB_VIPF_NO_LRU = 1u << 2, /* bypass the connection table */
+	XLB_VIPF_LOCAL = 1u << 3, /* deliver to this host (XDP_PASS) */
+	XLB_VIPF_QUIC = 1u << 4, /* QUIC connection-ID routing */
+	XLB_VIPF_ALL = (1u << 5) - 1,
+};
+
+enum xlb_real_state {
+	XLB_REAL_ACTIVE = 0,
+	XLB_REAL_DRAINING = 1, /* out of the ring, established flows finish */
+	XLB_REAL_DOWN = 2, /* out of the ring */
+};
+
+enum xlb_hc_type {
+	XLB_HC_NONE = 0,
+	XLB_HC_TCP = 1,
+	XLB_HC_HTTP = 2,
+};
+
+struct xlb_hc {
+	enum xlb_hc_type type;
+	uint16_t port; /* 0: the VIP's port */
+	char path[128]; /* HTTP GET path */
+	uint32_t interval_ms;
+	uint32_t timeout_ms;
+	uint8_t rise; /* consecutive successes to come back */
+	uint8_t fall; /* consecutive failures to leave the ring */
+};
+
+struct xlb_real_cfg {
+	uint32_t id; /* dataplane real index, stable across restarts */
+	struct xlb_ip addr;
+	uint32_t weight;
+	enum xlb_real_state state;
+};
+
+struct xlb_vip_cfg {
+	uint32_t id; /* dataplane VIP index, stable across restarts */
+	struct xlb_ip addr;
+	uint16_t port; /* host order; 0 = any port */
+	uint8_t proto; /* IPPROTO_TCP or IPPROTO_UDP */
+	uint32_t flags;
+	enum xlb_encap_kind encap;
+	struct xlb_hc hc;
+	struct xlb_real_cfg *reals;
+	size_t real_cnt;
+};
+
+#define XLB_MAX_IFACES 8
+#define XLB_IFNAME_LEN 16
+
+struct xlb_settings {
+	char ifaces[XLB_MAX_IFACES][XLB_IFNAME_LEN];
+	size_t iface_cnt;
+	uint8_t gw_mac[6];
+	uint32_t ring_size;
+	uint32_t lru_size;
+	uint32_t max_vips;
+	uint32_t max_reals;
+	/* Outer source prefixes of encapsulated packets (host bits vary per flow). */
+	struct xlb_ip src4;
+	uint8_t src4_plen;
+	struct xlb_ip src6;
+	uint8_t src6_plen;
+	uint16_t gue_port; /* 0: the dataplane's default */
+	uint32_t max_new_flows_per_sec; /* per CPU; 0: unlimited */
+};
+
+struct xlb_state {
+	struct xlb_vip_cfg *vips;
+	size_t vip_cnt;
+	/* Next real id to hand out: ids are not reused soon, so a flow left
+	 * in the LRU never lands on a newcomer that took a deleted real's id. */
+	uint32_t next_real_id;
+};
+
+void xlb_state_init(struct xlb_state *st);
+void xlb_state_free(struct xlb_state *st);
+int xlb_state_copy(struct xlb_state *dst, const struct xlb_state *src);
+
+/* Parse and print addresses ("10.0.0.1", "2001:db8::1"). */
+int xlb_addr_parse(const char *s, struct xlb_ip *ret_addr);
+const char *xlb_addr_str(const struct xlb_ip *a, char *buf, size_t len);
+bool xlb_addr_eq(const struct xlb_ip *a, const struct xlb_ip *b);
+int xlb_mac_parse(const char *s, uint8_t ret_mac[6]);
+
+const char *xlb_proto_name(uint8_t proto);
+int xlb_proto_parse(const char *s, uint8_t *ret_proto);
+const char *xlb_encap_name(enum xlb_encap_kind e);
+int xlb_encap_parse(const char *s, enum xlb_encap_kind *ret);
+const char *xlb_real_state_name(enum xlb_real_state s);
+int xlb_real_state_parse(const char *s, enum xlb_real_state *ret);
+const char *xlb_hc_type_name(enum xlb_hc_type t);
+int xlb_hc_type_parse(const char *s, enum xlb_hc_type *ret);
+/* Name of one flag bit, NULL if unknown. */
+const char *xlb_vip_flag_name(uint32_t bit);
+int xlb_vip_flag_parse(const char *s, uint32_t *ret_bit);
+
+/* Lookups in a state; NULL when absent. */
+struct xlb_vip_cfg *xlb_state_find_vip(const struct xlb_state *st, const struct xlb_ip *addr,
+				   uint16_t port, uint8_t proto);
+struct xlb_real_cfg *xlb_vip_find_real(const struct xlb_vip_cfg *vip, const struct xlb_ip *addr);
+
+/*
+ * Edits.  They validate, allocate ids within the settings' limits and leave
+ * st untouched on error.
+ */
+int xlb_state_vip_add(struct xlb_state *st, const struct xlb_settings *set,
+		      const struct xlb_vip_cfg *vip, struct xlb_err *err);
+int xlb_state_vip_del(struct xlb_state *st, const struct xlb_ip *addr, uint16_t port,
+		      uint8_t proto, struct xlb_err *err);
+int xlb_state_real_add(struct xlb_state *st, const struct xlb_settings *set, struct xlb_vip_cfg *vip,
+		       const struct xlb_real_cfg *real, struct xlb_err *err);
+int xlb_state_real_del(struct xlb_state *st, struct xlb_vip_cfg *vip, const struct xlb_ip *addr,
+		       struct xlb_err *err);
+/* Check a whole state against settings (limits, unique ids and keys). */
+int xlb_state_validate(const struct xlb_state *st, const struct xlb_settings *set,
+		       struct xlb_err *err);
+/*
+ * Make `next` carry the ids of `cur` for the VIPs and reals both have, and
+ * allocate fresh ids for the others: used by `apply`, which gets a state
+ * without ids from a file.
+ */
+int xlb_state_assign_ids(struct xlb_state *next, const struct xlb_state *cur,
+			 const struct xlb_settings *set, struct xlb_err *err);
+
+/* Default settings and health check. */
+void xlb_settings_default(struct xlb_settings *set);
+void xlb_hc_default(struct xlb_hc *hc);
+
+/* ---- store ------------------------------------------------------------- */
+
+struct xlb_store;
+
+/*
+ * Open (creating if needed) the store at dir/xlb.db, SQLite in WAL mode.
+ * Returns NULL and sets errno; err says why.
+ */
+struct xlb_store *xlb_store__open(const char *dir, struct xlb_err *err);
+struct xlb_store *xlb_store__close(struct xlb_store *store);
+
+/* Load the whole desired state (empty state when new). */
+int xlb_store__load(struct xlb_store *store, struct xlb_state *ret_state, struct xlb_err *err);
+/* Settings: returns -ENOENT when never saved. */
+int xlb_store__load_settings(struct xlb_store *store, struct xlb_settings *ret_set,
+			     struct xlb_err *err);
+int xlb_store__save_settings(struct xlb_store *store, const struct xlb_settings *set,
+			     struct xlb_err *err);
+
+/*
+ * A change is: begin, save the new state, then commit or roll back.  The
+ * caller programs the dataplane between save and commit, so a failure there
+ * rolls the store back too.
+ */
+int xlb_store__begin(struct xlb_store *store, struct xlb_err *err);
+int xlb_store__save(struct xlb_store *store, const struct xlb_state *st, struct xlb_err *err);
+int xlb_store__commit(struct xlb_store *store, struct xlb_err *err);
+void xlb_store__rollback(struct xlb_store *store);
+
+/* ---- JSON codec (jansson) ---------------------------------------------- */
+
+/* Requests larger than this are refused without being parsed. */
+#define XLB_API_MAX_REQUEST (256 * 1024)
+#define XLB_API_VERSION 1
+#define XLB_SOCK_PATH_DEFAULT "/run/xlb/xlbd.sock"
+
+typedef struct json_t json_t;
+
+/* VIP and real objects of the API (also the elements of apply files). */
+int xlb_vip_from_json(const json_t *j, struct xlb_vip_cfg *ret_vip, bool with_reals,
+		      struct xlb_err *err);
+json_t *xlb_vip_to_json(const struct xlb_vip_cfg *vip, bool with_reals);
+int xlb_real_from_json(const json_t *j, struct xlb_real_cfg *ret_real, struct xlb_err *err);
+json_t *xlb_real_to_json(const struct xlb_real_cfg *real);
+/* A VIP key object: {"address", "port", "proto"}. */
+int xlb_vip_key_from_json(const json_t *j, struct xlb_ip *ret_addr, uint16_t *ret_port,
+			  uint8_t *ret_proto, struct xlb_err *err);
+
+/* A whole desired state: {"vips": [...]} (ids ignored on input). */
+int xlb_state_from_json(const json_t *j, struct xlb_state *ret_state, struct xlb_err *err);
+json_t *xlb_state_to_json(const struct xlb_state *st, bool with_ids);
+
+/*
+ * Parse an `apply` file's text, YAML or JSON (JSON is YAML's subset, so
+ * both go through libyaml), into a JSON value.  Returns NULL and fills err.
+ */
+json_t *xlb_config_parse(const char *text, size_t len, struct xlb_err *err);
+
+/*
+ * An API request, checked: version, op name, args object.  The parsed JSON
+ * is returned in *ret_req (caller json_decref()s it).
+ */
+struct xlb_request {
+	json_t *root;
+	const char *op;
+	const json_t *args; /* always an object (empty if absent) */
+};
+int xlb_request_parse(const char *buf, size_t len, struct xlb_request *ret_req,
+		      struct xlb_err *err);
+/* {"v":1,"ok":false,"error":{"errno":N,"code":"EINVAL","message":"..."}} */
+json_t *xlb_response_error(const struct xlb_err *err);
+/* {"v":1,"ok":true,"result":result} (steals result; NULL: no result). */
+json_t *xlb_response_ok(json_t *result);
+
+/* ---- client ------------------------------------------------------------ */
+
+/* Connect to xlbd's socket; returns an fd or -errno. */
+int xlb_client_connect(const char *path);
+/*
+ * Send one request (steals req) and read one response.  Requests and
+ * responses are one JSON document per line.  Returns 0 with *ret_resp set,
+ * or -errno.
+ */
+int xlb_client_call(int fd, json_t *req, json_t **ret_resp);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XLB_CONTROL_H */

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* A tiny check macro for the control plane's unit tests. */
+#ifndef TEST_COMMON_H
+#define TEST_COMMON_H
+#include <stdio.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                       \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			failures++;                                                                \
+		}                                                                                  \
+	} while (0)
+
+#define TEST_DONE(name)                                                                            \
+	do {                                                                                       \
+		if (failures) {                                                                    \
+			fprintf(stderr, "%s: %d failure(s)\n", name, failures);                    \
+			return 1;                                                                  \
+		}                                                                                  \
+		printf("%s: all checks passed\n", name);                                           \
+		return 0;                                                                          \
+	} while (0)
+#endif

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Maglev: weights honoured within 1% at 65537 slots, about 1/N of the slots
+ * move when one of N reals leaves (and only a few of the others' slots),
+ * a weight change moves little, the table is deterministic.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xlb_control.h"
+
+#define M 65537
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                       \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			failures++;                                                                \
+		}                                                                                  \
+	} while (0)
+
+struct ids {
+	uint8_t addr[64][4];
+	struct xlb_maglev_real reals[64];
+};
+
+static void make_reals(struct ids *ids, size_t n, const uint32_t *weights)
+{
+	for (size_t i = 0; i < n; i++) {
+		ids->addr[i][0] = 10;
+		ids->addr[i][1] = 1;
+		ids->addr[i][2] = (uint8_t)(i >> 8);
+		ids->addr[i][3] = (uint8_t)(i + 1);
+		ids->reals[i].id = ids->addr[i];
+		ids->reals[i].id_len = 4;
+		ids->reals[i].weight = weights ? weights[i] : 1;
+	}
+}
+
+static void count(const uint32_t *ring, size_t n, size_t *cnt)
+{
+	memset(cnt, 0, n * sizeof(*cnt));
+	for (uint32_t s = 0; s < M; s++) {
+		CHECK(ring[s] < n, "slot %u holds %u", s, ring[s]);
+		if (ring[s] < n)
+			cnt[ring[s]]++;
+	}
+}
+
+/* Slots whose real (by identity) differs between two tables. */
+static double moved_fraction(const uint32_t *a, const struct ids *ia, const uint32_t *b,
+			     const struct ids *ib)
+{
+	size_t moved = 0;
+
+	for (uint32_t s = 0; s < M; s++)
+		if (memcmp(ia->reals[a[s]].id, ib->reals[b[s]].id, 4))
+			moved++;
+	return (double)moved / M;
+}
+
+static void test_weights(void)
+{
+	static const uint32_t w[][6] = {
+		{ 1, 1, 1, 1, 1, 1 },
+		{ 1, 2, 3, 4, 5, 6 },
+		{ 100, 100, 50, 25, 10, 1 },
+		{ 7, 1000, 7, 1000, 500, 3 },
+	};
+	uint32_t *ring = malloc(M * sizeof(*ring));
+	size_t cnt[6];
+	struct ids ids;
+
+	for (size_t t = 0; t < sizeof(w) / sizeof(w[0]); t++) {
+		uint64_t total = 0;
+
+		make_reals(&ids, 6, w[t]);
+		CHECK(xlb_maglev_build(ids.reals, 6, ring, M) == 0, "build");
+		count(ring, 6, cnt);
+		for (int i = 0; i < 6; i++)
+			total += w[t][i];
+		for (int i = 0; i < 6; i++) {
+			double want = (double)w[t][i] / (double)total;
+			double got = (double)cnt[i] / M;
+
+			/* "within 1%": absolute 1% of the ring, and 1% relative for big shares */
+			CHECK(fabs(got - want) <= 0.01 && fabs(got - want) <= 0.01 * want + 2.0 / M,
+			      "set %zu real %d: share %.5f want %.5f", t, i, got, want);
+		}
+	}
+	free(ring);
+}
+
+static void test_removal(void)
+{
+	static const size_t ns[] = { 3, 5, 10, 20, 50 };
+	uint32_t *a = malloc(M * sizeof(*a)), *b = malloc(M * sizeof(*b));
+	struct ids ia, ib;
+
+	for (size_t t = 0; t < sizeof(ns) / sizeof(ns[0]); t++) {
+		size_t n = ns[t], gone = n / 2;
+		double f;
+
+		make_reals(&ia, n, NULL);
+		CHECK(xlb_maglev_build(ia.reals, n, a, M) == 0, "build");
+		/* Same reals without `gone`, in a different order (order must not matter much). */
+		make_reals(&ib, n, NULL);
+		memmove(&ib.reals[gone], &ib.reals[gone + 1], (n - gone - 1) * sizeof(ib.reals[0]));
+		CHECK(xlb_maglev_build(ib.reals, n - 1, b, M) == 0, "build");
+		f = moved_fraction(a, &ia, b, &ib);
+		/* The leaving real's 1/N must move; Maglev's bound on the rest is loose but small. */
+		CHECK(f >= 1.0 / n - 0.005 && f <= 1.0 / n * 1.6 + 0.01,
+		      "N=%zu: %.4f of slots moved, 1/N=%.4f", n, f, 1.0 / n);
+		printf("remove 1 of %zu: moved %.4f (1/N %.4f)\n", n, f, 1.0 / n);
+
+		/* Adding it back restores the original table exactly (determinism). */
+		CHECK(xlb_maglev_build(ia.reals, n, b, M) == 0, "build");
+		CHECK(!memcmp(a, b, M * sizeof(*a)), "N=%zu: rebuild differs", n);
+	}
+	free(a);
+	free(b);
+}
+
+static void test_reweight(void)
+{
+	uint32_t *a = malloc(M * sizeof(*a)), *b = malloc(M * sizeof(*b));
+	uint32_t w[10];
+	struct ids ia, ib;
+	double f;
+
+	for (int i = 0; i < 10; i++)
+		w[i] = 100;
+	make_reals(&ia, 10, w);
+	CHECK(xlb_maglev_build(ia.reals, 10, a, M) == 0, "build");
+	w[3] = 150; /* one real +50%: its share goes 10% -> ~14.3% */
+	make_reals(&ib, 10, w);
+	CHECK(xlb_maglev_build(ib.reals, 10, b, M) == 0, "build");
+	f = moved_fraction(a, &ia, b, &ib);
+	printf("reweight 1 of 10 by +50%%: moved %.4f\n", f);
+	CHECK(f >= 0.04 && f <= 0.20, "reweight moved %.4f", f);
+}
+
+static void test_edges(void)
+{
+	uint32_t ring[13];
+	struct ids ids;
+
+	make_reals(&ids, 3, NULL);
+	CHECK(xlb_maglev_build(ids.reals, 3, ring, 12) == -EINVAL, "non-prime size accepted");
+	CHECK(xlb_maglev_build(ids.reals, 3, NULL, 13) == -EINVAL, "NULL ring accepted");
+	ids.reals[0].weight = ids.reals[1].weight = ids.reals[2].weight = 0;
+	CHECK(xlb_maglev_build(ids.reals, 3, ring, 13) == 0, "all-zero weights");
+	for (int s = 0; s < 13; s++)
+		CHECK(ring[s] == XLB_RING_EMPTY, "slot %d not empty", s);
+	CHECK(xlb_maglev_build(NULL, 0, ring, 13) == 0, "no reals");
+	CHECK(xlb_is_prime(65537) && xlb_is_prime(2) && !xlb_is_prime(65536) && !xlb_is_prime(1),
+	      "is_prime");
+	/* More weighted reals than slots cannot fit. */
+	{
+		struct ids many;
+
+		make_reals(&many, 20, NULL);
+		CHECK(xlb_maglev_build(many.reals, 20, ring, 13) == -EINVAL, "20 reals in 13 slots");
+	}
+}
+
+int main(void)
+{
+	test_weights();
+	test_removal();
+	test_reweight();
+	test_edges();
+	if (failures) {
+		fprintf(stderr, "%d failure(s)\n", failures);
+		return 1;
+	}
+	printf("maglev: all checks passed\n");
+	return 0;
+}
