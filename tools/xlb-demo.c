@@ -78,7 +78,7 @@ static int demo_prog(const struct seed_lb_prog *sp, const char *objdir, enum too
 	char path[4096], log[8192] = "", ucol[32];
 	const char *user_note = "";
 	size_t i, n;
-	int err;
+	int err, user_err = 0;
 
 	snprintf(path, sizeof(path), "%s/%s.o", objdir, sp->name);
 	src.path = path;
@@ -99,14 +99,15 @@ static int demo_prog(const struct seed_lb_prog *sp, const char *objdir, enum too
 		user_note = " (unverified)";
 	}
 	if (err) {
-		printf("xlb-demo: %s engine cannot run %s: %s\n%s", tool_engine_kind_name(kind), path,
-		       strerror(-err), log);
-		tool_engine__close(kern);
-		return -1;
+		/* Still show the kernel's column; the run counts as failed. */
+		printf("(xlb-demo: %s engine cannot run %s: %s)\n%s", tool_engine_kind_name(kind),
+		       path, strerror(-err), log);
+		user = NULL;
+		user_err = err;
 	}
 	if (kern && seed_lb_setup(kern))
 		printf("(kernel map setup failed)\n");
-	if (seed_lb_setup(user))
+	if (user && seed_lb_setup(user))
 		printf("(%s map setup failed)\n", tool_engine_kind_name(kind));
 
 	snprintf(ucol, sizeof(ucol), "%s%s", tool_engine_kind_name(kind), user_note);
@@ -125,7 +126,7 @@ static int demo_prog(const struct seed_lb_prog *sp, const char *objdir, enum too
 		run_cell(user, &pkts[i], &uc);
 		format_cell(sp, &kc, kbuf, sizeof(kbuf));
 		format_cell(sp, &uc, ubuf, sizeof(ubuf));
-		if (!kern)
+		if (!kern || !user)
 			match = "-";
 		else if (!kc.err && !uc.err && kc.retval == uc.retval && kc.len == uc.len &&
 			 !memcmp(kc.out, uc.out, kc.len))
@@ -140,7 +141,7 @@ static int demo_prog(const struct seed_lb_prog *sp, const char *objdir, enum too
 	}
 	tool_engine__close(user);
 	tool_engine__close(kern);
-	return 0;
+	return user_err;
 }
 
 int main(int argc, char **argv)
@@ -159,6 +160,7 @@ int main(int argc, char **argv)
 
 	if (!seeds_dir)
 		seeds_dir = XLB_SEEDS_DIR;
+	setvbuf(stdout, NULL, _IOLBF, 0); /* keep stdout and stderr lines in order */
 	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': seeds_dir = optarg; break;
@@ -182,9 +184,9 @@ int main(int argc, char **argv)
 	if (!kern_engine_available() || geteuid() != 0)
 		printf("(not root or no libbpf: the kernel column shows n/a)\n");
 	err = demo_dataplane(XLB_DATAPLANE_OBJ, kind, &mismatches);
-	if (!err)
+	if (err != -ENOENT)
 		shown++;
-	else if (err != -ENOENT)
+	if (err && err != -ENOENT)
 		failed++;
 
 	status = seed_lb_build(XLB_SEED_SCRIPT, seeds_dir, workdir);
@@ -198,8 +200,7 @@ int main(int argc, char **argv)
 		for (i = 0; i < seed_lb_prog_cnt; i++) {
 			if (demo_prog(&seed_lb_progs[i], workdir, kind, &mismatches))
 				failed++;
-			else
-				shown++;
+			shown++;
 		}
 	}
 	if (!shown) {
@@ -207,7 +208,11 @@ int main(int argc, char **argv)
 			XLB_DATAPLANE_OBJ);
 		return 1;
 	}
-	printf("\n%s\n", mismatches ? "MISMATCH between kernel and xbpf (see rows marked NO)"
-				    : "kernel and xbpf agree on every packet shown");
+	if (mismatches)
+		printf("\nMISMATCH between kernel and xbpf (see rows marked NO)\n");
+	else if (failed)
+		printf("\nnot every engine could run (see the messages above)\n");
+	else
+		printf("\nkernel and xbpf agree on every packet shown\n");
 	return failed || mismatches ? 1 : 0;
 }
