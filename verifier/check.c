@@ -279,7 +279,7 @@ static int check_packet_access(struct xv_env *env, int regno, int off, int size)
 	off += reg->off;
 	if (off < 0 || size > reg->range || off > reg->range - size) {
 		xv_err(env, "invalid access to packet, off=%d size=%d, R%d(id=%u,off=%d,r=%d)\n", off,
-		       size, regno, reg->id, reg->off, reg->range);
+		       size, regno, reg->id, off, reg->range);
 		xv_err(env, "R%d offset is outside of the packet\n", regno);
 		return -EACCES;
 	}
@@ -303,7 +303,7 @@ static int check_stack_ptr_off(struct xv_env *env, int regno, const struct xv_re
 	}
 	off += reg->off + (int64_t)reg->var_off.value;
 	if (off % size) {
-		tnum_strn(tn, sizeof(tn), reg->var_off);
+		snprintf(tn, sizeof(tn), "%lld", (long long)reg->var_off.value);
 		xv_err(env, "misaligned stack access off %s+%d+%d size %d\n", tn, reg->off,
 		       off - reg->off - (int)reg->var_off.value, size);
 		return -EACCES;
@@ -429,11 +429,6 @@ static int check_st_stx(struct xv_env *env, const struct xbpf_insn *insn)
 	err = check_reg_arg(env, insn->dst_reg, SRC_OP);
 	if (err)
 		return err;
-	if (!is_stx && regs[insn->dst_reg].type == PTR_TO_CTX) {
-		xv_err(env, "BPF_ST stores into R%d %s is not allowed\n", insn->dst_reg,
-		       xv_reg_type_str(regs[insn->dst_reg].type));
-		return -EACCES;
-	}
 	return check_mem_access(env, insn->dst_reg, insn->off, size, true,
 				is_stx ? insn->src_reg : -1, !is_stx && insn->imm == 0);
 }
@@ -483,8 +478,8 @@ static int check_atomic(struct xv_env *env, const struct xbpf_insn *insn)
 
 static const char *op_name(uint8_t op)
 {
-	static const char *const names[16] = { "+", "-", "*", "/", "|", "&", "<<", ">>",
-					       "neg", "%", "^", "=", "s>>", "endian", "?", "?" };
+	static const char *const names[16] = { "+=", "-=", "*=", "/=", "|=", "&=", "<<=", ">>=",
+					       "neg", "%=", "^=", "=", "s>>=", "endian", "?", "?" };
 
 	return names[op >> 4];
 }
@@ -1142,10 +1137,11 @@ static int check_ld_imm(struct xv_env *env, const struct xbpf_insn *insn)
 			xv_err(env, "direct value access on map type %u is not supported\n", spec->type);
 			return -EINVAL;
 		}
-		if ((uint32_t)insn[1].imm >= spec->value_size) {
+		/* Like the kernel's array: one element, offset inside the value. */
+		if (spec->max_entries != 1 || (uint32_t)insn[1].imm >= spec->value_size) {
 			xv_err(env, "invalid access to map value pointer, value_size=%u off=%u\n",
 			       spec->value_size, (uint32_t)insn[1].imm);
-			return -EACCES;
+			return -EINVAL;
 		}
 		mark_ptr(dst, PTR_TO_MAP_VALUE);
 		dst->off = insn[1].imm;
@@ -1224,8 +1220,7 @@ static int check_size_arg(struct xv_env *env, int regno, bool zero_ok, uint64_t 
 		return -EACCES;
 	}
 	if (reg->smin_value < 0) {
-		xv_err(env, "R%d min value is negative, either use unsigned index or do a if (index >=0) check.\n",
-		       regno);
+		xv_err(env, "R%d min value is negative, either use unsigned or 'var &= const'\n", regno);
 		return -EACCES;
 	}
 	if (reg->umin_value == 0 && !zero_ok) {
@@ -1270,8 +1265,8 @@ static int check_helper_mem(struct xv_env *env, int regno, int size, bool write,
 		}
 		off = reg->off + (int)reg->var_off.value;
 		if (off < -XBPF_STACK_SIZE || off + size > 0) {
-			xv_err(env, "invalid indirect access to stack R%d off=%d size=%d\n", regno, off,
-			       size);
+			xv_err(env, "invalid%s stack R%d off=%d size=%d\n", write ? " write to" : " read from",
+			       regno, off, size);
 			return -EACCES;
 		}
 		if (grow_stack(f, off))
@@ -1313,7 +1308,7 @@ static int check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 		return -EINVAL;
 	}
 	if (!(p->prog_types & XBPF_PROG_BIT(env->type))) {
-		xv_err(env, "program of this type cannot use helper %s#%d\n", p->name, insn->imm);
+		xv_err(env, "program of this type cannot use helper bpf_%s#%d\n", p->name, insn->imm);
 		return -EINVAL;
 	}
 	for (int a = 0; a < 5; a++) {

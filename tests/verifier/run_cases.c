@@ -119,7 +119,7 @@ static int run_kernel(const struct vcase *c)
 	if (fd >= 0)
 		close(fd);
 	else if (errno != EACCES && errno != EINVAL && errno != E2BIG && errno != EFAULT &&
-		 errno != ENOSPC && errno != EBADF)
+		 errno != ENOSPC && errno != EBADF && errno != 524 /* ENOTSUPP */)
 		ret = -errno;
 	for (size_t m = 0; m < c->map_cnt; m++)
 		close(fds[m]);
