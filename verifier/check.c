@@ -105,15 +105,7 @@ static void update_stack_depth(struct xv_env *env, const struct xv_func_state *f
 
 static int grow_stack(struct xv_func_state *f, int off)
 {
-	int need = (-off + XV_SLOT - 1) / XV_SLOT;
-
-	if (need > XV_MAX_SLOTS)
-		return -EACCES;
-	for (int s = f->nslots; s < need; s++)
-		memset(&f->stack[s], 0, sizeof(f->stack[s]));
-	if (need > f->nslots)
-		f->nslots = need;
-	return 0;
+	return xv_frame_grow(f, off);
 }
 
 /* Byte at fp+off (off < 0) lives in slot (-off-1)/8, at index (off+512)%8. */
@@ -137,11 +129,12 @@ static int stack_access_bounds(struct xv_env *env, int regno, int off, int size,
 static int stack_write(struct xv_env *env, struct xv_func_state *f, int regno, int off, int size,
 		       const struct xv_reg *value, bool value_known_zero)
 {
-	int spi = (-off - 1) / XV_SLOT;
+	int spi = (-off - 1) / XV_SLOT, err;
 	struct xv_stack_slot *slot;
 
-	if (grow_stack(f, off))
-		return -EACCES;
+	err = grow_stack(f, off);
+	if (err)
+		return err;
 	update_stack_depth(env, f, off);
 	slot = &f->stack[spi];
 	if (value && size == XV_SLOT && !(off % XV_SLOT) && value->type != NOT_INIT &&
@@ -417,7 +410,6 @@ static int check_ldx(struct xv_env *env, const struct xbpf_insn *insn)
 static int check_st_stx(struct xv_env *env, const struct xbpf_insn *insn)
 {
 	int size = xbpf_opcode_desc(insn->code)->size;
-	struct xv_reg *regs = cur_regs(env);
 	bool is_stx = XBPF_CLASS(insn->code) == XBPF_STX;
 	int err;
 
@@ -1437,7 +1429,7 @@ static int check_func_call(struct xv_env *env, const struct xbpf_insn *insn, int
 		xv_err(env, "verifier bug. No program starts at insn %d\n", target);
 		return -EFAULT;
 	}
-	callee = calloc(1, sizeof(*callee));
+	callee = xv_frame_new();
 	if (!callee)
 		return -ENOMEM;
 	callee->callsite = *insn_idx;
@@ -1483,7 +1475,7 @@ static int prepare_func_exit(struct xv_env *env, int *insn_idx)
 		xv_log_printf(&env->log, "\n");
 	}
 	*insn_idx = callee->callsite + 1;
-	free(callee);
+	xv_frame_free(callee);
 	st->frame[st->curframe--] = NULL;
 	return 0;
 }
@@ -1514,7 +1506,7 @@ static int init_state(struct xv_env *env)
 	env->cur = xv_state_new();
 	if (!env->cur)
 		return -ENOMEM;
-	f = calloc(1, sizeof(*f));
+	f = xv_frame_new();
 	if (!f)
 		return -ENOMEM;
 	env->cur->frame[0] = f;

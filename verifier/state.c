@@ -23,10 +23,45 @@ struct xv_state *xv_state_new(void)
 	return calloc(1, sizeof(struct xv_state));
 }
 
+struct xv_func_state *xv_frame_new(void)
+{
+	return calloc(1, sizeof(struct xv_func_state));
+}
+
+void xv_frame_free(struct xv_func_state *f)
+{
+	if (!f)
+		return;
+	free(f->stack);
+	free(f);
+}
+
+int xv_frame_grow(struct xv_func_state *f, int off)
+{
+	int need = (-off + XV_SLOT - 1) / XV_SLOT;
+
+	if (need > XV_MAX_SLOTS)
+		return -EACCES;
+	if (need > f->cap) {
+		int cap = need < 4 ? 4 : need;
+		struct xv_stack_slot *n = realloc(f->stack, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		f->stack = n;
+		f->cap = cap;
+	}
+	for (int s = f->nslots; s < need; s++)
+		memset(&f->stack[s], 0, sizeof(f->stack[s]));
+	if (need > f->nslots)
+		f->nslots = need;
+	return 0;
+}
+
 void xv_state_clear(struct xv_state *st)
 {
 	for (int i = 0; i < XBPF_MAX_CALL_FRAMES; i++) {
-		free(st->frame[i]);
+		xv_frame_free(st->frame[i]);
 		st->frame[i] = NULL;
 	}
 	st->curframe = 0;
@@ -40,27 +75,38 @@ void xv_state_free(struct xv_state *st)
 	free(st);
 }
 
-static size_t frame_bytes(int nslots)
-{
-	return offsetof(struct xv_func_state, stack) + (size_t)nslots * sizeof(struct xv_stack_slot);
-}
-
 int xv_state_copy(struct xv_state *dst, const struct xv_state *src)
 {
 	for (int i = 0; i < XBPF_MAX_CALL_FRAMES; i++) {
 		const struct xv_func_state *f = i <= src->curframe ? src->frame[i] : NULL;
+		struct xv_func_state *d = dst->frame[i];
+		struct xv_stack_slot *stack;
+		int cap;
 
 		if (!f) {
-			free(dst->frame[i]);
+			xv_frame_free(d);
 			dst->frame[i] = NULL;
 			continue;
 		}
-		if (!dst->frame[i]) {
-			dst->frame[i] = malloc(sizeof(struct xv_func_state));
-			if (!dst->frame[i])
+		if (!d) {
+			d = dst->frame[i] = xv_frame_new();
+			if (!d)
 				return -ENOMEM;
 		}
-		memcpy(dst->frame[i], f, frame_bytes(f->nslots));
+		if (d->cap < f->nslots) {
+			stack = realloc(d->stack, f->nslots * sizeof(*stack));
+			if (!stack)
+				return -ENOMEM;
+			d->stack = stack;
+			d->cap = f->nslots;
+		}
+		stack = d->stack;
+		cap = d->cap;
+		memcpy(d, f, sizeof(*d));
+		d->stack = stack;
+		d->cap = cap;
+		if (f->nslots)
+			memcpy(d->stack, f->stack, f->nslots * sizeof(*stack));
 	}
 	dst->curframe = src->curframe;
 	dst->parent = src->parent;

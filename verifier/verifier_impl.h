@@ -107,7 +107,8 @@ struct xv_func_state {
 	uint32_t frameno;
 	uint32_t subprogno;
 	int nslots;		/* stack[0] is fp-8 .. fp-1 */
-	struct xv_stack_slot stack[XV_MAX_SLOTS];
+	int cap;		/* slots allocated in stack */
+	struct xv_stack_slot *stack;
 };
 
 struct xv_explored;
@@ -235,6 +236,10 @@ bool xv_prog_may_access_pkt(enum xbpf_prog_type type, bool write);
 
 /* state.c: copying, comparing and printing states. */
 struct xv_state *xv_state_new(void);
+struct xv_func_state *xv_frame_new(void);
+void xv_frame_free(struct xv_func_state *f);
+/* Make room for slots down to fp+off (off < 0); -ENOMEM or -EACCES past 512 bytes. */
+int xv_frame_grow(struct xv_func_state *f, int off);
 void xv_state_free(struct xv_state *st);
 int xv_state_copy(struct xv_state *dst, const struct xv_state *src);
 void xv_state_clear(struct xv_state *st);
