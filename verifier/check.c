@@ -1088,11 +1088,6 @@ static int check_cond_jmp(struct xv_env *env, const struct xbpf_insn *insn, int 
 	} else if (use_src) {
 		try_match_pkt_pointers(env, insn, dst, src, env->cur, other);
 	}
-	if (env->log.level >= 2) {
-		xv_log_printf(&env->log, "%d:", *insn_idx - 1);
-		xv_print_state(env, cur_frame(env), true);
-		xv_log_printf(&env->log, "\n");
-	}
 	return 0;
 }
 
@@ -1660,49 +1655,53 @@ int xv_do_check(struct xv_env *env)
 			}
 		}
 		env->aux[idx].seen = true;
-		if (env->log.level >= 2 || (env->log.level && print_state)) {
-			if (print_state && env->prev_insn_idx >= 0)
-				xv_log_printf(&env->log, "from %d to %d:", env->prev_insn_idx, idx);
+		if (env->log.level && print_state) {
+			if (env->prev_insn_idx >= 0)
+				xv_log_printf(&env->log, "\nfrom %d to %d:", env->prev_insn_idx, idx);
 			else
 				xv_log_printf(&env->log, "%d:", idx);
 			xv_print_state(env, cur_frame(env), true);
 			xv_log_printf(&env->log, "\n");
 			print_state = false;
 		}
-		if (env->log.level || xv_log_on(&env->log)) {
-			size_t pos = env->log.pos;
-
-			print_insn(env, idx);
-			xv_log_printf(&env->log, "\n");
-			if (!env->log.level)
-				xv_log_reset(&env->log, pos);
-		}
 		{
-			size_t mark = env->log.pos;
+			size_t line = env->log.pos, after;
+			int frame_before = env->cur->curframe;
 
+			/* Kernel layout: "N: (op) insn", at level 2 then "; " and the registers it touched. */
+			if (env->log.level) {
+				print_insn(env, idx);
+				xv_log_printf(&env->log, "\n");
+			}
+			after = env->log.pos;
 			err = do_one(env, insn, &path_done);
 			if (err) {
-				/* The failing instruction precedes the message. */
+				/* Without a log level, only the failing instruction precedes the message. */
 				if (!env->log.level && xv_log_on(&env->log)) {
 					char msg[512];
-					size_t n = env->log.pos - mark;
+					size_t n = env->log.pos - line;
 
 					if (n >= sizeof(msg))
 						n = sizeof(msg) - 1;
-					memcpy(msg, env->log.buf + mark, n);
+					memcpy(msg, env->log.buf + line, n);
 					msg[n] = '\0';
-					xv_log_reset(&env->log, mark);
+					xv_log_reset(&env->log, line);
 					print_insn(env, idx);
 					xv_log_printf(&env->log, "\n%s", msg);
 				}
 				env->err_insn = idx;
 				return err;
 			}
-		}
-		if (env->log.level >= 2 && !path_done) {
-			xv_log_printf(&env->log, "%d: ", idx);
-			xv_print_state(env, cur_frame(env), false);
-			xv_log_printf(&env->log, "\n");
+			if (env->log.level >= 2 && env->log.pos == after && after > line &&
+			    env->cur->curframe == frame_before && !path_done) {
+				uint16_t mask = xv_insn_regs(env, idx);
+				int len = (int)(after - 1 - line);
+
+				xv_log_reset(&env->log, after - 1);
+				xv_log_printf(&env->log, "%*s; ", len < 38 ? 38 - len : 1, "");
+				xv_print_regs(env, cur_frame(env), mask);
+				xv_log_printf(&env->log, "\n");
+			}
 		}
 		env->prev_insn_idx = idx;
 path_end:

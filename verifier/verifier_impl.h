@@ -202,6 +202,8 @@ int xv_compute_liveness(struct xv_env *env);
 int xv_check_max_stack_depth(struct xv_env *env);
 int xv_do_check(struct xv_env *env);
 int xv_find_subprog(const struct xv_env *env, int insn_idx);
+/* Registers insns[idx] reads or writes (bit per register), for the level-2 log. */
+uint16_t xv_insn_regs(const struct xv_env *env, int idx);
 
 /* bounds.c: scalar bounds algebra. */
 void xv_mark_unknown(struct xv_reg *reg);
@@ -250,6 +252,8 @@ void xv_state_clear_singular_ids(struct xv_state *st);
 /* "R1=ctx() R10=fp0 fp-8=mmmmmmmm" for the current frame. */
 void xv_print_state(struct xv_env *env, const struct xv_func_state *f, bool all_regs);
 void xv_print_reg(struct xv_env *env, const struct xv_reg *reg);
+/* "frame1: R0=2 R1=ctx()": the registers in mask of frame f. */
+void xv_print_regs(struct xv_env *env, const struct xv_func_state *f, uint16_t mask);
 const char *xv_reg_type_str(enum xv_reg_type t);
 
 #endif /* XBPF_VERIFIER_IMPL_H */
