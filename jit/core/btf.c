@@ -174,6 +174,25 @@ uint32_t __xbpf_btf_find_datasec(const struct xbpf_btf *btf, const char *name)
 	return 0;
 }
 
+bool __xbpf_btf_datasec_has_global(const struct xbpf_btf *btf, const char *name)
+{
+	uint32_t id = __xbpf_btf_find_datasec(btf, name), i;
+	const struct btf_type *sec = __xbpf_btf_type(btf, id);
+	const struct btf_var_secinfo *vs;
+
+	if (!sec)
+		return false;
+	vs = (const struct btf_var_secinfo *)(sec + 1);
+	for (i = 0; i < BTF_INFO_VLEN(sec->info); i++) {
+		const struct btf_type *var = __xbpf_btf_type(btf, vs[i].type);
+
+		if (var && BTF_INFO_KIND(var->info) == BTF_KIND_VAR &&
+		    ((const struct btf_var *)(var + 1))->linkage != BTF_VAR_STATIC)
+			return true;
+	}
+	return false;
+}
+
 /* Skip typedefs and qualifiers; NULL (void/invalid) when nothing is left. */
 static const struct btf_type *skip_mods(const struct xbpf_btf *btf, uint32_t id, uint32_t *ret_id)
 {
