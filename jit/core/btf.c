@@ -554,6 +554,9 @@ int __xbpf_btf_ext_lines(const struct xbpf_btf *btf, const void *ext, size_t ext
 		name = __xbpf_btf_str(btf, name_off);
 		if (!name) {
 			pr_warn("btf.ext: section name offset %u out of bounds\n", name_off);
+			free(*ret_lines);
+			*ret_lines = NULL;
+			*ret_cnt = 0;
 			return -EINVAL;
 		}
 		if (strcmp(name, sec_name) || *ret_lines) {
@@ -571,6 +574,7 @@ int __xbpf_btf_ext_lines(const struct xbpf_btf *btf, const void *ext, size_t ext
 				pr_warn("btf.ext: line info insn offset %u unaligned\n", r.insn_off);
 				free(*ret_lines);
 				*ret_lines = NULL;
+				*ret_cnt = 0;
 				return -EINVAL;
 			}
 			(*ret_lines)[i] = (struct xbpf_btf_line){
