@@ -477,6 +477,10 @@ static int load_btf(struct xbpf_object *obj, struct xbpf_elf *elf)
 		}
 		if (strcmp(s->name, ".BTF") || !s->data)
 			continue;
+		if (elf->btf_copy) {
+			pr_warn("elf: section %u: a second .BTF section\n", i);
+			return -EINVAL;
+		}
 		/* a private, aligned copy: strings in it outlive the load */
 		elf->btf_copy = malloc(s->size ? s->size : 1);
 		if (!elf->btf_copy)
