@@ -36,6 +36,7 @@ struct xbpf_vm {
 	size_t insn_cnt;
 	uint32_t *func_start;
 	uint16_t *stack_depth;
+	uint16_t *call_frame_size;
 	struct xbpf_exec_prog exec;
 	struct xbpf_verify_info info;
 	struct xbpf_jit_image image;
@@ -242,6 +243,26 @@ static int take_verifier_funcs(struct xbpf_vm *vm)
 	return 0;
 }
 
+/* The interpreter's frame size of each call's callee, so that calls need no search. */
+static int precompute_call_frames(struct xbpf_vm *vm)
+{
+	size_t i;
+
+	vm->call_frame_size = calloc(vm->insn_cnt, sizeof(*vm->call_frame_size));
+	if (!vm->call_frame_size)
+		return -ENOMEM;
+	for (i = 0; i < vm->insn_cnt; i++) {
+		const struct xbpf_insn *insn = &vm->insns[i];
+		int64_t target = (int64_t)i + insn->imm + 1;
+
+		if (!xbpf_insn_is_pseudo_call(insn) || target < 0 || target >= (int64_t)vm->insn_cnt)
+			continue;
+		vm->call_frame_size[i] = (uint16_t)__xbpf_interp_frame_size(&vm->exec, (uint32_t)target);
+	}
+	vm->exec.call_frame_size = vm->call_frame_size;
+	return 0;
+}
+
 static void prepare_jit(struct xbpf_vm *vm, const struct xbpf_vm_opts *opts)
 {
 	const struct xbpf_jit_arch *arch = __xbpf_jit_host_arch;
@@ -311,6 +332,9 @@ struct xbpf_vm *xbpf_vm__new(const struct xbpf_prog *prog, const struct xbpf_vm_
 	vm->exec.insn_cnt = (uint32_t)vm->insn_cnt;
 	vm->exec.func_start = vm->func_start;
 	vm->exec.stack_depth = vm->stack_depth;
+	err = precompute_call_frames(vm);
+	if (err)
+		goto err_free;
 
 	if (OPTS_GET(opts, engine, XBPF_ENGINE_INTERP) == XBPF_ENGINE_JIT)
 		prepare_jit(vm, opts);
@@ -331,6 +355,7 @@ struct xbpf_vm *xbpf_vm__free(struct xbpf_vm *vm)
 	free(vm->insns);
 	free(vm->func_start);
 	free(vm->stack_depth);
+	free(vm->call_frame_size);
 	free(vm);
 	return NULL;
 }
