@@ -5,7 +5,8 @@
  * Each case is a small program (written with tests/isa/insn_macros.h), an
  * optional input memory and the expected 64-bit R0.  Programs follow the
  * XBPF_PROG_RAW_MEM convention: R1 points at a private copy of the input
- * memory (writable), R2 holds its length.  Cases cover every opcode family
+ * memory (writable), R2 holds its length; the legacy packet loads
+ * (LD_ABS/LD_IND) run as SCHED_CLS programs over a packet instead.  Cases cover every opcode family
  * with edge values, all jump conditions (generated: signed/unsigned, 32/64,
  * K/X over value pairs chosen to tell them apart), atomics, byte swaps, the
  * v4 additions and bpf-to-bpf calls up to the 8-frame limit.
@@ -42,6 +43,8 @@
 #define ISA_F_INTERP_ONLY (1u << 1)
 /* Uses all 8 call frames: the kernel variant that wraps it in a call is skipped. */
 #define ISA_F_MAX_DEPTH (1u << 2)
+/* Legacy packet loads: a JIT may refuse them (the VM then falls back), reported, not failed. */
+#define ISA_F_LEGACY (1u << 3)
 
 struct isa_case {
 	const char *name;
@@ -56,6 +59,11 @@ struct isa_case {
 	int load_err;		   /* xbpf_vm__new() fails with this errno (structural check) */
 	int run_err;		   /* interpreter stops with this -errno (ISA_F_INTERP_ONLY) */
 	const char *kernel_reject; /* kernel refuses to load with this log text */
+	/*
+	 * 0: XBPF_PROG_RAW_MEM.  XBPF_PROG_SCHED_CLS: mem is the packet, R1 the
+	 * __sk_buff, and only the 32-bit retval of test_run is compared.
+	 */
+	enum xbpf_prog_type type;
 };
 
 /* Every case (static cases, then generated jump cases); never NULL. */

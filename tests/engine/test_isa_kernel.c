@@ -42,12 +42,13 @@ static int sys_bpf(int cmd, union bpf_attr *attr)
 	return (int)syscall(__NR_bpf, cmd, attr, sizeof(*attr));
 }
 
-static int prog_load(const struct xbpf_insn *insns, size_t cnt, int log_level, uint32_t log_size)
+static int prog_load_type(const struct xbpf_insn *insns, size_t cnt, int log_level, uint32_t log_size,
+			  enum bpf_prog_type type)
 {
 	union bpf_attr attr;
 
 	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_XDP;
+	attr.prog_type = type;
 	attr.insns = (uintptr_t)insns;
 	attr.insn_cnt = (uint32_t)cnt;
 	attr.license = (uintptr_t) "GPL";
@@ -58,6 +59,11 @@ static int prog_load(const struct xbpf_insn *insns, size_t cnt, int log_level, u
 	}
 	log_buf[0] = '\0';
 	return sys_bpf(BPF_PROG_LOAD, &attr);
+}
+
+static int prog_load(const struct xbpf_insn *insns, size_t cnt, int log_level, uint32_t log_size)
+{
+	return prog_load_type(insns, cnt, log_level, log_size, BPF_PROG_TYPE_XDP);
 }
 
 static int prog_run(int fd, const struct isa_case *c, uint32_t *ret_retval)
@@ -191,6 +197,22 @@ static void check_case(const struct isa_case *c, size_t *disasm_lines)
 	err = isa_corpus_run(c, XBPF_ENGINE_INTERP, false, &interp);
 	if (err || interp.load_err || interp.run_err) {
 		FAIL(c, "interpreter: setup %d load %d run %d", err, interp.load_err, interp.run_err);
+		return;
+	}
+	if (c->type == XBPF_PROG_SCHED_CLS) {
+		/* Context programs run bare over the packet. */
+		fd = prog_load_type(c->insns, c->insn_cnt, 1, LOG_SIZE, BPF_PROG_TYPE_SCHED_CLS);
+		if (fd < 0) {
+			FAIL(c, "kernel load failed (%s):\n%s", strerror(errno), log_buf);
+			return;
+		}
+		err = prog_run(fd, c, &retval);
+		close(fd);
+		if (err)
+			FAIL(c, "BPF_PROG_TEST_RUN: %s", strerror(-err));
+		else if (retval != interp.retval || retval != (uint32_t)c->expect)
+			FAIL(c, "kernel %#x, interpreter %#x, expected %#x", retval, interp.retval,
+			     (uint32_t)c->expect);
 		return;
 	}
 	for (variant = 0; variant < 2; variant++) {
