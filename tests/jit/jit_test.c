@@ -5,6 +5,7 @@
  * xbpf_helper_proto() here, so that helper calls hit functions whose
  * behaviour the tests control (argument passing, stack alignment, W^X).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,6 +201,22 @@ int run_jit(const struct xbpf_exec_prog *prog, bool blind, uint64_t r1, uint64_t
 	th_image_hi = (uintptr_t)img.code + img.size;
 	*ret = ((xbpf_jit_entry_fn)img.code)(r1, r2);
 	__xbpf_jit_image_free(&img);
+	return 0;
+}
+
+/* Linked from jit/interp.c when meson finds it; NULL otherwise. */
+#pragma weak __xbpf_interp_run
+
+bool have_interp(void)
+{
+	return __xbpf_interp_run != NULL;
+}
+
+int run_interp(const struct xbpf_exec_prog *prog, uint64_t r1, uint64_t r2, uint64_t *ret)
+{
+	if (!have_interp())
+		return -ENOSYS;
+	*ret = __xbpf_interp_run(prog, r1, r2);
 	return 0;
 }
 

@@ -84,6 +84,13 @@ struct xbpf_exec_prog tprog_exec(const struct tprog *p);
 /* JIT-compile and run; 0 or -errno (compile error). */
 int run_jit(const struct xbpf_exec_prog *prog, bool blind, uint64_t r1, uint64_t r2, uint64_t *ret);
 
+/*
+ * The product interpreter (jit/interp.c) when the binary links it, as a
+ * second oracle next to ref_interp.c; -ENOSYS when it is not linked.
+ */
+int run_interp(const struct xbpf_exec_prog *prog, uint64_t r1, uint64_t r2, uint64_t *ret);
+bool have_interp(void);
+
 /* Failure accounting. */
 extern int t_failures;
 #define CHECK(cond, ...)                                                                           \

@@ -133,7 +133,7 @@ out:
 	return ret;
 }
 
-/* Userspace: the JIT (engine 0) or the reference interpreter (engine 1). */
+/* Userspace: the JIT (engine 0), the reference (1) or the product (2) interpreter. */
 static int run_user(const struct tprog *p, const struct world *w, int engine, bool blind, struct outcome *out)
 {
 	static uint8_t *arena;
@@ -179,7 +179,12 @@ static int run_user(const struct tprog *p, const struct world *w, int engine, bo
 			q.insns[i + 1].imm = (int32_t)(uint32_t)(addr >> 32);
 		}
 	e = tprog_exec(&q);
-	err = engine == 0 ? run_jit(&e, blind, (uintptr_t)ctx, 0, &r0) : ref_run(&e, (uintptr_t)ctx, 0, &r0);
+	if (engine == 0)
+		err = run_jit(&e, blind, (uintptr_t)ctx, 0, &r0);
+	else if (engine == 1)
+		err = ref_run(&e, (uintptr_t)ctx, 0, &r0);
+	else
+		err = run_interp(&e, (uintptr_t)ctx, 0, &r0);
 	free(q.insns);
 	if (err)
 		return err;
@@ -258,6 +263,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, "seed %llu: reference interpreter failed\n", (unsigned long long)seed);
 			mismatches++;
 		}
+		if (have_interp()) {
+			static struct outcome prod;
+
+			memset(&prod, 0, sizeof(prod));
+			if (run_user(&p, &w, 2, false, &prod) || !same("product interpreter vs reference", seed, &prod, &ref))
+				mismatches++;
+		}
 		for (int blind = 0; blind < 2; blind++) {
 			int err;
 
@@ -281,8 +293,8 @@ int main(int argc, char **argv)
 		}
 		tprog_free(&p);
 	}
-	printf("%ld programs: %d compared with the kernel, %d refused by it, %d mismatches\n", n, compared,
-	       kernel_rejects, mismatches);
+	printf("%ld programs: %d compared with the kernel, %d refused by it, %d mismatches%s\n", n, compared,
+	       kernel_rejects, mismatches, have_interp() ? " (product interpreter compared too)" : "");
 	if (kernel_rejects * 10 > n) {
 		fprintf(stderr, "the kernel refused more than 10%% of the generated programs: generator bug\n");
 		return 1;
