@@ -10,6 +10,10 @@
 
 #include "progen.h"
 
+#ifndef FUZZ_DEFAULT_N
+#define FUZZ_DEFAULT_N 300
+#endif
+
 static int run_one(uint64_t seed, bool verbose)
 {
 	struct progen_opts o = {
@@ -246,7 +250,7 @@ static void minimize(uint64_t seed)
 
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? strtol(argv[1], NULL, 0) : 300;
+	long n = argc > 1 ? strtol(argv[1], NULL, 0) : FUZZ_DEFAULT_N;
 	uint64_t first = argc > 2 ? strtoull(argv[2], NULL, 0) : 1;
 	int failed = 0;
 

@@ -21,6 +21,10 @@
 
 #include "progen.h"
 
+#ifndef FUZZ_DEFAULT_N
+#define FUZZ_DEFAULT_N 150
+#endif
+
 #define PKT_HEADROOM 256
 
 /* struct xdp_md as the kernel's UAPI lays it out */
@@ -223,7 +227,7 @@ static bool same(const char *what, uint64_t seed, const struct outcome *a, const
 
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? strtol(argv[1], NULL, 0) : 150;
+	long n = argc > 1 ? strtol(argv[1], NULL, 0) : FUZZ_DEFAULT_N;
 	uint64_t first = argc > 2 ? strtoull(argv[2], NULL, 0) : 1;
 	static struct outcome kern, jit, ref;
 	static struct world w;
