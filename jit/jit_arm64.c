@@ -159,6 +159,54 @@ static inline uint32_t a64_rev(uint32_t opc, bool is64, int rd, int rn)
 }
 
 /*
+ * Logical (immediate): AND/ORR/EOR/ANDS take a "bitmask immediate", a run of
+ * ones rotated within an element of 2, 4, ..., 64 bits that repeats across
+ * the register.  Returns false for values that are no such pattern.
+ */
+static bool a64_bitmask_imm(uint64_t val, bool is64, uint32_t *ret_field)
+{
+	uint32_t esize = 64, ones, rot;
+	uint64_t emask, elem;
+
+	if (!is64)
+		val = (val & 0xffffffffu) | val << 32;
+	if (val == 0 || val == ~0ull)
+		return false;
+	/* Smallest element size whose pattern repeats over the whole value. */
+	while (esize > 2) {
+		uint32_t half = esize / 2;
+		uint64_t m = (1ull << half) - 1;
+
+		if ((val & m) != ((val >> half) & m))
+			break;
+		esize = half;
+	}
+	emask = esize == 64 ? ~0ull : (1ull << esize) - 1;
+	elem = val & emask;
+	ones = (uint32_t)__builtin_popcountll(elem);
+	/* Find the right-rotation that turns 0..01..1 into elem. */
+	for (rot = 0; rot < esize; rot++) {
+		uint64_t run = ones == 64 ? ~0ull : (1ull << ones) - 1;
+		uint64_t rotated = rot ? ((run >> rot) | (run << (esize - rot))) & emask : run;
+
+		if (rotated == elem)
+			break;
+	}
+	if (rot == esize)
+		return false; /* the ones are not one contiguous (circular) run */
+	/* N:imms encodes the element size and ones - 1; immr the rotation. */
+	*ret_field = (esize == 64 ? 1u << 12 : 0) | rot << 6 |
+		     ((~(esize * 2 - 1) & 0x3f) | (ones - 1));
+	return true;
+}
+
+static inline uint32_t a64_logic_imm(uint32_t opc, bool is64, int rd, int rn, uint32_t field)
+{
+	/* opc: 0 AND, 1 ORR, 2 EOR, 3 ANDS */
+	return sf(is64) | opc << 29 | 0x12000000u | field << 10 | (uint32_t)rn << 5 | rd;
+}
+
+/*
  * Loads and stores.  size: 0 byte, 1 half, 2 word, 3 double; opc: 0 store,
  * 1 load (zero-extending), 2 load sign-extending to 64 bits.
  */
@@ -466,12 +514,22 @@ static int emit_alu(struct a64_state *st, const struct xbpf_insn *insn, bool is6
 		case XBPF_ADD:
 			emit_add_imm(st, is64, dst, dst, op == XBPF_ADD ? (int64_t)imm : -(int64_t)imm, A64_TMP2);
 			return 0;
+		case XBPF_OR:
+		case XBPF_AND:
+		case XBPF_XOR: {
+			uint32_t field;
+
+			if (a64_bitmask_imm((uint64_t)(int64_t)imm, is64, &field)) {
+				uint32_t opc = op == XBPF_AND ? 0 : op == XBPF_OR ? 1 : 2;
+
+				emit(st, a64_logic_imm(opc, is64, dst, dst, field));
+				return 0;
+			}
+		}
+			/* fall through */
 		case XBPF_MUL:
 		case XBPF_DIV:
 		case XBPF_MOD:
-		case XBPF_OR:
-		case XBPF_AND:
-		case XBPF_XOR:
 			emit_mov_imm(st, is64, A64_TMP2, (uint64_t)(int64_t)imm);
 			src = A64_TMP2;
 			break;
@@ -642,6 +700,12 @@ static void emit_cmp(struct a64_state *st, const struct xbpf_insn *insn, bool is
 	int32_t imm = insn->imm;
 
 	if (XBPF_OP(insn->code) == XBPF_JSET) {
+		uint32_t field;
+
+		if (is_k && a64_bitmask_imm((uint64_t)(int64_t)imm, is64, &field)) {
+			emit(st, a64_logic_imm(3, is64, A64_ZR, dst, field)); /* TST */
+			return;
+		}
 		if (is_k) {
 			emit_mov_imm(st, is64, A64_TMP2, (uint64_t)(int64_t)imm);
 			src = A64_TMP2;
