@@ -395,11 +395,18 @@ static int cmd_dump(struct cli_cfg *cfg)
 
 /* ---- disasm -------------------------------------------------------------- */
 
+/* The runtime's helper names, spelled as the kernel's xlated dump does ("bpf_..."). */
 static const char *disasm_helper_name(void *priv, int32_t id)
 {
 	const struct xbpf_helper_proto *p = xbpf_helper_proto(id);
+	static char name[80];
 
-	return p ? p->name : NULL;
+	if (!p || !p->name)
+		return NULL;
+	if (!strncmp(p->name, "bpf_", 4))
+		return p->name;
+	snprintf(name, sizeof(name), "bpf_%s", p->name);
+	return name;
 }
 
 static const char *disasm_ldimm64(void *priv, const struct xbpf_insn *insn, char *buf, size_t len)

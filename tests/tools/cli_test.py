@@ -5,14 +5,19 @@
 usage: cli_test.py XBPF OBJECT GROUP
 
 OBJECT is tests/tools/progs/cli_prog.bpf.o (one XDP program `cli_xdp` calling
-the subprogram `classify`, one array map `counters`).  GROUP:
-  unit     dump, disasm, verify exit codes, raw-program options,
-           conformance-plugin protocol on hand-assembled programs
-  runtime  `xbpf run` under the interpreter and the kernel: same retval and
-           output bytes (skips with 77 when the kernel engine is unavailable)
+the subprogram `classify`, one array map `counters`), or - for groups that
+need none.  GROUP:
+  unit         dump, disasm, verify exit codes, raw-program options
+  conformance  the conformance-plugin protocol on hand-assembled programs
+               (no object needed; runs in the arm64 cross build too)
+  runtime      `xbpf run` under the interpreter and the kernel: same retval
+               and output bytes (skips with 77 when the kernel engine is
+               unavailable)
+XBPF_WRAPPER in the environment prefixes the xbpf command (qemu-aarch64 ...).
 """
 
 import os
+import shlex
 import struct
 import subprocess
 import sys
@@ -30,7 +35,8 @@ def check(cond, what):
 
 
 def xbpf(*args, stdin=None):
-    res = subprocess.run([XBPF] + [str(a) for a in args], input=stdin, capture_output=True,
+    cmd = shlex.split(os.environ.get("XBPF_WRAPPER", "")) + [XBPF]
+    res = subprocess.run(cmd + [str(a) for a in args], input=stdin, capture_output=True,
                          text=True, timeout=60)
     return res.returncode, res.stdout, res.stderr
 
@@ -233,6 +239,7 @@ def main():
         if group == "unit":
             test_dump_disasm()
             test_verify(tmp)
+        elif group == "conformance":
             test_conformance()
         elif group == "runtime":
             test_runtime(tmp)
