@@ -397,6 +397,14 @@ static int xbpf_open(struct engine *e, const char *path, const char *prog_name, 
 		printf("verifier log (last part):\n%s\n", vopts.log_buf + (len > 3000 ? len - 3000 : 0));
 	}
 	free(vopts.log_buf);
+	if (e->vm) {
+		printf("engine: %s\n", xbpf_engine_name(xbpf_vm__engine(e->vm)));
+		/* A JIT that fell back to the interpreter is not the JIT under test. */
+		if (jit && xbpf_vm__engine(e->vm) != XBPF_ENGINE_JIT) {
+			printf("FAIL: the JIT did not compile %s\n", prog_name);
+			return -ENOEXEC;
+		}
+	}
 	if (!e->vm)
 		return -errno;
 	e->is_xdp = xbpf_prog__type(prog) == XBPF_PROG_XDP;
