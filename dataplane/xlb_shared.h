@@ -55,8 +55,10 @@
  * meta and the completed half; never a half-written ring).  After a flip, control must wait for an RCU
  * grace period (e.g. a synchronize via a dummy map-in-map update, or simply
  * a few ms) before rewriting the now inactive half again.
- * An empty slot (real_num 0) or a real without an address drops the packet
- * (XLB_DROP_NO_REAL).
+ * An empty slot (real_num 0, or any value >= XLB_MAX_REALS such as
+ * UINT32_MAX) or a real without an address drops the packet
+ * (XLB_DROP_NO_REAL).  The ring size is fixed at XLB_RING_SIZE in the
+ * programs; control must build rings of exactly that size.
  *
  * Connection table.  xlb_conns is a per-CPU LRU hash keyed by the 5-tuple
  * (struct xlb_flow_key as received, before any hash flag is applied).  Value:
