@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * parse.h - bounds-checked packet parsing shared by the XDP and tc programs.
+ *
+ * Functions take the packet as (data, data_end) so XDP and tc callers share
+ * them, and record offsets (never pointers) in struct xlb_pkt: every later
+ * step rebuilds its pointer from the context and a bounded offset, which is
+ * what both the kernel's and xlb's verifier prove safe most easily.
+ *
+ * Defined actions for what the balancer does not balance (counted reasons):
+ *  - non-IP ethertypes (ARP, ...), a second VLAN tag, 802.1ad: XDP_PASS
+ *    (XLB_PASS_NOT_IP), packet untouched;
+ *  - IPv4 fragments (MF or offset set): XDP_PASS (XLB_PASS_FRAGMENT); the
+ *    host's own traffic reassembles in its stack, VIP fragments are not
+ *    balanced (no ports in later fragments);
+ *  - IPv4 options: balanced normally, options carried inside the
+ *    encapsulation (event XLB_EV_IP_OPTIONS);
+ *  - IPv6 extension headers: XDP_PASS (XLB_PASS_IPV6_EXT);
+ *  - a header cut short by the end of the packet (Ethernet/VLAN, IP, TCP/
+ *    UDP, or IP's length field past the end): XDP_DROP (XLB_DROP_TRUNC_*);
+ *    a wrong IP version or header length: XDP_DROP (XLB_DROP_BAD_IP).
+ */
+#ifndef XLB_PARSE_H
+#define XLB_PARSE_H
+
+#include "xlb_consts.h"
+
+/* Upper bounds that keep offsets provably small. */
+#define XLB_MAX_L3_OFF XLB_MAX_L2
+#define XLB_MAX_L4_OFF (XLB_MAX_L2 + 60)
+
+/* What the parser learned about one packet; lives on the entry's stack. */
+struct xlb_pkt {
+	struct xlb_flow_key flow; /* as received (or reversed for ICMP errors) */
+	struct xlb_vip_meta vip;
+	__u32 l3_off;	 /* IP header offset from data */
+	__u32 l4_off;	 /* L4 header offset from data */
+	__u32 l3_len;	 /* bytes from the IP header to the end of the frame */
+	__u32 frame_len; /* whole frame as received */
+	__u32 hash;	 /* flow hash after the VIP's hash flags */
+	__u32 real_num;
+	__u16 l3_proto;	 /* ethertype, host order */
+	__be16 vlan_tci;
+	__u8 has_vlan;
+	__u8 tcp_flags;
+	__u8 tos;	 /* IPv4 TOS / IPv6 traffic class */
+	__u8 icmp_err;	 /* flow taken from an ICMP error's embedded headers */
+};
+
+/* Ethernet and at most one 802.1Q tag. */
+static __noinline int xlb_parse_l2(void *data, void *data_end, struct xlb_pkt *pkt)
+{
+	struct xlb_ethhdr *eth = data;
+	struct xlb_vlanhdr *vlan;
+	__u16 proto;
+
+	if ((void *)(eth + 1) > data_end)
+		return -XLB_DROP_TRUNC_L2;
+	pkt->frame_len = data_end - data;
+	proto = bpf_ntohs(eth->proto);
+	pkt->l3_off = ETH_HLEN;
+	if (proto == ETH_P_8021Q) {
+		vlan = (void *)(eth + 1);
+		if ((void *)(vlan + 1) > data_end)
+			return -XLB_DROP_TRUNC_L2;
+		pkt->has_vlan = 1;
+		pkt->vlan_tci = vlan->tci;
+		proto = bpf_ntohs(vlan->proto);
+		pkt->l3_off = ETH_HLEN + VLAN_HLEN;
+	}
+	pkt->l3_proto = proto;
+	if (proto != ETH_P_IP && proto != ETH_P_IPV6)
+		return -XLB_PASS_NOT_IP;
+	return FURTHER_PROCESSING;
+}
+
+static __noinline int xlb_parse_ipv4(void *data, void *data_end, struct xlb_pkt *pkt)
+{
+	__u32 off = pkt->l3_off, ihl, tot_len, avail;
+	struct xlb_iphdr *iph;
+
+	if (off > XLB_MAX_L3_OFF)
+		return -XLB_DROP_BAD_IP;
+	iph = data + off;
+	if ((void *)(iph + 1) > data_end)
+		return -XLB_DROP_TRUNC_L3;
+	if ((iph->ver_ihl >> 4) != 4)
+		return -XLB_DROP_BAD_IP;
+	ihl = (iph->ver_ihl & 0xf) * 4;
+	if (ihl < IPV4_HLEN)
+		return -XLB_DROP_BAD_IP;
+	avail = data_end - (void *)iph;
+	tot_len = bpf_ntohs(iph->tot_len);
+	if (ihl > avail || tot_len > avail)
+		return -XLB_DROP_TRUNC_L3;
+	if (tot_len < ihl)
+		return -XLB_DROP_BAD_IP;
+	if (iph->frag_off & bpf_htons(IP_MF | IP_OFFMASK))
+		return -XLB_PASS_FRAGMENT;
+	pkt->flow.family = XLB_FAMILY_V4;
+	pkt->flow.proto = iph->protocol;
+	pkt->flow.src.v4 = iph->saddr;
+	pkt->flow.dst.v4 = iph->daddr;
+	pkt->tos = iph->tos;
+	pkt->l4_off = off + ihl;
+	pkt->l3_len = avail;
+	return ihl > IPV4_HLEN ? 1 : 0;
+}
+
+static __always_inline int xlb_ipv6_is_ext(__u8 nh)
+{
+	return nh == 0 || nh == 43 || nh == 44 || nh == 50 || nh == 51 || nh == 60 ||
+	       nh == 135 || nh == 139 || nh == 140 || nh == 253 || nh == 254;
+}
+
+static __noinline int xlb_parse_ipv6(void *data, void *data_end, struct xlb_pkt *pkt)
+{
+	__u32 off = pkt->l3_off, avail;
+	struct xlb_ipv6hdr *ip6h;
+	__u32 first;
+
+	if (off > XLB_MAX_L3_OFF)
+		return -XLB_DROP_BAD_IP;
+	ip6h = data + off;
+	if ((void *)(ip6h + 1) > data_end)
+		return -XLB_DROP_TRUNC_L3;
+	first = bpf_ntohl(ip6h->ver_tc_flow);
+	if ((first >> 28) != 6)
+		return -XLB_DROP_BAD_IP;
+	avail = data_end - (void *)ip6h;
+	if ((__u32)bpf_ntohs(ip6h->payload_len) + IPV6_HLEN > avail)
+		return -XLB_DROP_TRUNC_L3;
+	if (xlb_ipv6_is_ext(ip6h->nexthdr))
+		return -XLB_PASS_IPV6_EXT;
+	pkt->flow.family = XLB_FAMILY_V6;
+	pkt->flow.proto = ip6h->nexthdr;
+	__builtin_memcpy(pkt->flow.src.v6, ip6h->saddr, 16);
+	__builtin_memcpy(pkt->flow.dst.v6, ip6h->daddr, 16);
+	pkt->tos = (first >> 20) & 0xff;
+	pkt->l4_off = off + IPV6_HLEN;
+	pkt->l3_len = avail;
+	return 0;
+}
+
+/* TCP and UDP ports (and TCP flags); ICMP is left to icmp.h. */
+static __noinline __attribute__((unused)) int xlb_parse_l4(void *data, void *data_end, struct xlb_pkt *pkt)
+{
+	__u32 off = pkt->l4_off;
+	struct xlb_tcphdr *th;
+	struct xlb_udphdr *uh;
+
+	if (off > XLB_MAX_L4_OFF)
+		return -XLB_DROP_BAD_IP;
+	switch (pkt->flow.proto) {
+	case IPPROTO_TCP:
+		th = data + off;
+		if ((void *)(th + 1) > data_end)
+			return -XLB_DROP_TRUNC_L4;
+		pkt->flow.sport = th->source;
+		pkt->flow.dport = th->dest;
+		pkt->tcp_flags = th->flags;
+		return FURTHER_PROCESSING;
+	case IPPROTO_UDP:
+		uh = data + off;
+		if ((void *)(uh + 1) > data_end)
+			return -XLB_DROP_TRUNC_L4;
+		pkt->flow.sport = uh->source;
+		pkt->flow.dport = uh->dest;
+		return FURTHER_PROCESSING;
+	case IPPROTO_ICMP:
+	case IPPROTO_ICMPV6:
+		return FURTHER_PROCESSING;
+	}
+	return -XLB_PASS_L4_OTHER;
+}
+
+#endif /* XLB_PARSE_H */

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xlb_consts.h - BPF-side constants and tiny helpers shared by the balancer,
+ * decap and healthcheck programs.  No libc headers: memory helpers are the
+ * compiler builtins.
+ */
+#ifndef XLB_CONSTS_H
+#define XLB_CONSTS_H
+
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "xlb_shared.h"
+
+#ifndef __noinline
+#define __noinline __attribute__((noinline))
+#endif
+
+/* "Keep going": a step found nothing final to say about the packet. */
+#define FURTHER_PROCESSING (-1000)
+
+#define ETH_ALEN 6
+#define ETH_HLEN 14
+#define VLAN_HLEN 4
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define ETH_P_8021Q 0x8100
+#define ETH_P_8021AD 0x88A8
+
+#define IPPROTO_ICMP 1
+#define IPPROTO_IPIP 4
+#define IPPROTO_TCP 6
+#define IPPROTO_UDP 17
+#define IPPROTO_IPV6 41
+#define IPPROTO_ICMPV6 58
+
+#define IPV4_HLEN 20
+#define IPV6_HLEN 40
+#define UDP_HLEN 8
+#define TCP_HLEN 20
+#define ICMP_HLEN 8
+
+#define IP_MF 0x2000
+#define IP_OFFMASK 0x1fff
+
+#define ICMP_ECHOREPLY 0
+#define ICMP_DEST_UNREACH 3
+#define ICMP_FRAG_NEEDED 4
+#define ICMP_ECHO 8
+#define ICMPV6_PKT_TOOBIG 2
+#define ICMPV6_ECHO_REQUEST 128
+#define ICMPV6_ECHO_REPLY 129
+
+#define TCP_FLAG_SYN 0x02
+#define TCP_FLAG_ACK 0x10
+
+/* Largest L2 header we accept: Ethernet + one 802.1Q tag. */
+#define XLB_MAX_L2 (ETH_HLEN + VLAN_HLEN)
+#define XLB_NS_PER_SEC 1000000000ull
+
+struct xlb_ethhdr {
+	__u8 dst[ETH_ALEN];
+	__u8 src[ETH_ALEN];
+	__be16 proto;
+};
+
+struct xlb_vlanhdr {
+	__be16 tci;
+	__be16 proto;
+};
+
+struct xlb_iphdr {
+	__u8 ver_ihl;
+	__u8 tos;
+	__be16 tot_len;
+	__be16 id;
+	__be16 frag_off;
+	__u8 ttl;
+	__u8 protocol;
+	__sum16 check;
+	__be32 saddr;
+	__be32 daddr;
+};
+
+struct xlb_ipv6hdr {
+	__be32 ver_tc_flow;
+	__be16 payload_len;
+	__u8 nexthdr;
+	__u8 hop_limit;
+	__be32 saddr[4];
+	__be32 daddr[4];
+};
+
+struct xlb_udphdr {
+	__be16 source;
+	__be16 dest;
+	__be16 len;
+	__sum16 check;
+};
+
+struct xlb_tcphdr {
+	__be16 source;
+	__be16 dest;
+	__be32 seq;
+	__be32 ack_seq;
+	__u8 doff_res;
+	__u8 flags;
+	__be16 window;
+	__sum16 check;
+	__be16 urg_ptr;
+};
+
+struct xlb_icmphdr {
+	__u8 type;
+	__u8 code;
+	__sum16 check;
+	__be32 rest;
+};
+
+/* One's complement fold of a 32-bit partial sum. */
+static __always_inline __u16 xlb_csum_fold(__u32 sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)~sum;
+}
+
+/* RFC 1624 incremental update of a checksum for one 16-bit word change. */
+static __always_inline void xlb_csum_replace2(__sum16 *check, __u16 old, __u16 new)
+{
+	__u32 sum = (__u16)~*check;
+
+	sum += (__u16)~old;
+	sum += new;
+	*check = xlb_csum_fold(sum);
+}
+
+static __always_inline int xlb_addr_is_zero(const union xlb_addr *a)
+{
+	return !(a->v6[0] | a->v6[1] | a->v6[2] | a->v6[3]);
+}
+
+static __always_inline int xlb_mac_is_set(const __u8 *mac)
+{
+	return mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5];
+}
+
+#endif /* XLB_CONSTS_H */

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tool_engine.c - interpreter, JIT and kernel behind one small interface,
+ * so every comparison the tools make runs the same calls on each engine.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kernel_engine.h"
+#include "tool_engine.h"
+
+struct tool_engine {
+	enum tool_engine_kind kind;
+	struct xbpf_object *obj; /* userspace engines */
+	struct xbpf_vm *vm;
+	struct kern_obj *kobj; /* kernel engine */
+};
+
+static const char *const kind_names[] = {
+	[TOOL_ENGINE_INTERP] = "interp",
+	[TOOL_ENGINE_JIT] = "jit",
+	[TOOL_ENGINE_KERNEL] = "kernel",
+};
+
+const char *tool_engine_kind_name(enum tool_engine_kind kind)
+{
+	return (size_t)kind < sizeof(kind_names) / sizeof(kind_names[0]) ? kind_names[kind] : "?";
+}
+
+int tool_engine_kind_from_name(const char *name, enum tool_engine_kind *ret_kind)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++) {
+		if (!strcmp(name, kind_names[i])) {
+			*ret_kind = (enum tool_engine_kind)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+bool tool_file_is_elf(const char *path)
+{
+	unsigned char magic[4];
+	FILE *f = fopen(path, "rb");
+	bool elf;
+
+	if (!f)
+		return false;
+	elf = fread(magic, 1, 4, f) == 4 && !memcmp(magic, "\177ELF", 4);
+	fclose(f);
+	return elf;
+}
+
+int tool_read_raw_insns(const char *path, struct xbpf_insn **ret_insns, size_t *ret_cnt)
+{
+	struct xbpf_insn *insns;
+	struct stat st;
+	FILE *f;
+	int err = 0;
+
+	f = fopen(path, "rb");
+	if (!f)
+		return -errno;
+	if (fstat(fileno(f), &st)) {
+		err = -errno;
+		goto out;
+	}
+	if (st.st_size <= 0 || st.st_size % XBPF_INSN_SIZE || st.st_size > (1 << 24)) {
+		err = -EINVAL; /* not a whole number of instructions */
+		goto out;
+	}
+	insns = malloc(st.st_size);
+	if (!insns) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (fread(insns, 1, st.st_size, f) != (size_t)st.st_size) {
+		free(insns);
+		err = -EIO;
+		goto out;
+	}
+	*ret_insns = insns;
+	*ret_cnt = st.st_size / XBPF_INSN_SIZE;
+out:
+	fclose(f);
+	return err;
+}
+
+static int open_kernel(struct tool_engine *e, const struct tool_prog_src *src,
+		       const struct tool_engine_opts *opts)
+{
+	struct xbpf_insn *insns;
+	size_t cnt;
+	int err;
+
+	if (!kern_engine_available())
+		return -EOPNOTSUPP;
+	if (tool_file_is_elf(src->path)) {
+		err = kern_obj__open_file(src->path, src->prog_name, &e->kobj);
+	} else {
+		err = tool_read_raw_insns(src->path, &insns, &cnt);
+		if (err)
+			return err;
+		err = kern_obj__open_insns(insns, cnt, src->raw_type, src->maps, src->map_cnt,
+					   &e->kobj);
+		free(insns);
+	}
+	if (err && opts && opts->log_buf && opts->log_size)
+		snprintf(opts->log_buf, opts->log_size, "%s", kern_obj_last_log());
+	return err;
+}
+
+static int open_user(struct tool_engine *e, const struct tool_prog_src *src,
+		     const struct tool_engine_opts *opts)
+{
+	XBPF_OPTS(xbpf_vm_opts, vm_opts,
+		  .engine = e->kind == TOOL_ENGINE_JIT ? XBPF_ENGINE_JIT : XBPF_ENGINE_INTERP);
+	struct xbpf_prog *prog;
+
+	e->obj = xbpf_object__open_any(src->path, src->raw_type, src->maps, src->map_cnt, NULL);
+	if (!e->obj)
+		return -errno;
+	prog = src->prog_name ? xbpf_object__find_prog(e->obj, src->prog_name)
+			      : xbpf_object__next_prog(e->obj, NULL);
+	if (!prog)
+		return -ENOENT;
+	if (opts) {
+		vm_opts.skip_verify = opts->skip_verify;
+		vm_opts.log_level = opts->log_level;
+		vm_opts.log_buf = opts->log_buf;
+		vm_opts.log_size = opts->log_size;
+	}
+	e->vm = xbpf_vm__new(prog, &vm_opts);
+	if (!e->vm)
+		return -errno;
+	return 0;
+}
+
+int tool_engine__open(enum tool_engine_kind kind, const struct tool_prog_src *src,
+		      const struct tool_engine_opts *opts, struct tool_engine **ret_engine)
+{
+	struct tool_engine *e;
+	int err;
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->kind = kind;
+	err = kind == TOOL_ENGINE_KERNEL ? open_kernel(e, src, opts) : open_user(e, src, opts);
+	if (err) {
+		tool_engine__close(e);
+		return err;
+	}
+	*ret_engine = e;
+	return 0;
+}
+
+struct tool_engine *tool_engine__close(struct tool_engine *e)
+{
+	if (!e)
+		return NULL;
+	xbpf_vm__free(e->vm);
+	xbpf_object__close(e->obj);
+	kern_obj__close(e->kobj);
+	free(e);
+	return NULL;
+}
+
+enum tool_engine_kind tool_engine__kind(const struct tool_engine *e)
+{
+	return e->kind;
+}
+
+struct xbpf_vm *tool_engine__vm(const struct tool_engine *e)
+{
+	return e->vm;
+}
+
+static struct xbpf_map *user_map(struct tool_engine *e, const char *name)
+{
+	struct xbpf_map *map = xbpf_object__find_map(e->obj, name);
+	unsigned long idx;
+	char *end;
+
+	/* Raw programs: maps are named by their --map position, as in the kernel engine. */
+	if (!map && !strncmp(name, "map", 3)) {
+		idx = strtoul(name + 3, &end, 10);
+		if (!*end && end != name + 3 && idx < xbpf_object__map_cnt(e->obj))
+			map = xbpf_object__map(e->obj, idx);
+	}
+	return map;
+}
+
+int tool_engine__map_spec(struct tool_engine *e, const char *name, struct xbpf_map_spec *ret_spec)
+{
+	struct xbpf_map *map;
+
+	if (e->kobj)
+		return kern_obj__map_info(e->kobj, name, ret_spec);
+	map = user_map(e, name);
+	if (!map)
+		return -ENOENT;
+	*ret_spec = *xbpf_map__spec(map);
+	return 0;
+}
+
+static bool is_percpu(enum xbpf_map_type type)
+{
+	return type == XBPF_MAP_PERCPU_ARRAY || type == XBPF_MAP_PERCPU_HASH ||
+	       type == XBPF_MAP_LRU_PERCPU_HASH;
+}
+
+int tool_engine__map_value_cnt(struct tool_engine *e, const char *name)
+{
+	struct xbpf_map_spec spec;
+	int err = tool_engine__map_spec(e, name, &spec);
+
+	if (err)
+		return err;
+	if (!is_percpu(spec.type))
+		return 1;
+	return e->kobj ? kern_nr_cpus() : xbpf_map__nr_cpus(user_map(e, name));
+}
+
+int tool_engine__map_update(struct tool_engine *e, const char *name, const void *key, const void *value)
+{
+	struct xbpf_map *map;
+
+	if (e->kobj)
+		return kern_obj__map_update(e->kobj, name, key, value);
+	map = user_map(e, name);
+	return map ? xbpf_map__update(map, key, value, XBPF_ANY) : -ENOENT;
+}
+
+int tool_engine__map_lookup(struct tool_engine *e, const char *name, const void *key, void *value)
+{
+	struct xbpf_map *map;
+
+	if (e->kobj)
+		return kern_obj__map_lookup(e->kobj, name, key, value);
+	map = user_map(e, name);
+	return map ? xbpf_map__lookup(map, key, value) : -ENOENT;
+}
+
+int tool_engine__test_run(struct tool_engine *e, struct xbpf_test_run_opts *opts)
+{
+	if (e->kobj)
+		return kern_obj__test_run(e->kobj, opts);
+	return xbpf_vm__test_run(e->vm, opts);
+}

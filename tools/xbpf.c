@@ -1,0 +1,874 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xbpf.c - the developer CLI of the xbpf toolkit.
+ *
+ *   xbpf COMMAND [OPTIONS] FILE
+ *
+ * FILE is an object built by clang -target bpf, or a raw program (a file of
+ * little-endian 8-byte instructions, recognised by the missing ELF magic)
+ * described by --type and repeated --map TYPE:KEY_SIZE:VALUE_SIZE:MAX_ENTRIES;
+ * an ld_imm64 with src_reg 1 and imm N refers to the N-th --map.  These
+ * options mean the same in every command.
+ *
+ * Commands are rows of one table (name, handler, options, one-line doc) and
+ * options are declared once, with offsetof() into the command config; the
+ * help text is generated from both tables.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tool_engine.h"
+#include "xbpf_verifier.h"
+
+#define MAX_MAPS 64
+#define MAX_POSITIONAL 2
+#define MAX_FILE_SIZE (16u << 20)
+
+/* Exit statuses: verify and usage errors share 2 ("unusable input"). */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAIL = 1,
+	EXIT_USAGE = 2,
+};
+
+struct cli_cfg {
+	const char *positional[MAX_POSITIONAL];
+	int positional_cnt;
+	const char *prog;
+	enum xbpf_prog_type type;
+	struct xbpf_map_spec maps[MAX_MAPS];
+	size_t map_cnt; /* follows maps[] for the OPT_MAP parser */
+	const char *data_in;
+	const char *data_out;
+	const char *ctx_in;
+	int repeat;
+	enum tool_engine_kind engine;
+	int log_level;
+	bool skip_verify;
+};
+
+/* ---- options ------------------------------------------------------------ */
+
+enum opt_kind {
+	OPT_STRING,
+	OPT_INT,
+	OPT_BOOL,
+	OPT_PROG_TYPE,
+	OPT_MAP,
+	OPT_ENGINE,
+};
+
+struct cli_opt {
+	const char *name;
+	enum opt_kind kind;
+	size_t offset;
+	const char *metavar;
+	const char *doc;
+};
+
+#define OPT(NAME, KIND, FIELD, META, DOC) { NAME, KIND, offsetof(struct cli_cfg, FIELD), META, DOC }
+
+static const struct cli_opt opt_type =
+	OPT("type", OPT_PROG_TYPE, type, "T",
+	    "raw program type: xdp|sched_cls|sched_act|socket_filter|tracepoint (default xdp)");
+static const struct cli_opt opt_map =
+	OPT("map", OPT_MAP, maps, "TYPE:KEY:VALUE:MAX",
+	    "raw program map (repeatable; ld_imm64 src_reg=1 imm=N is the N-th)");
+static const struct cli_opt opt_prog = OPT("prog", OPT_STRING, prog, "NAME", "program name");
+static const struct cli_opt opt_data_in =
+	OPT("data-in", OPT_STRING, data_in, "PKT", "input packet (or memory) file");
+static const struct cli_opt opt_data_out =
+	OPT("data-out", OPT_STRING, data_out, "OUT", "write the resulting packet here");
+static const struct cli_opt opt_ctx_in =
+	OPT("ctx-in", OPT_STRING, ctx_in, "F", "context image (struct xdp_md / __sk_buff)");
+static const struct cli_opt opt_repeat =
+	OPT("repeat", OPT_INT, repeat, "N", "runs to average over (default 1)");
+static const struct cli_opt opt_engine_run =
+	OPT("engine", OPT_ENGINE, engine, "E", "interp|jit|kernel (default interp)");
+static const struct cli_opt opt_engine_user =
+	OPT("engine", OPT_ENGINE, engine, "E", "interp|jit (default interp)");
+static const struct cli_opt opt_log_level =
+	OPT("log-level", OPT_INT, log_level, "N", "verifier log level 0|1|2 (default 1)");
+static const struct cli_opt opt_skip_verify =
+	OPT("skip-verify", OPT_BOOL, skip_verify, NULL, "run without our verifier");
+
+/* ---- commands ----------------------------------------------------------- */
+
+struct cli_cmd {
+	const char *name;
+	int (*handler)(struct cli_cfg *cfg);
+	const struct cli_opt *opts[12];
+	const char *args; /* positional arguments, for help */
+	int min_args, max_args;
+	const char *doc;
+};
+
+static int cmd_dump(struct cli_cfg *cfg);
+static int cmd_disasm(struct cli_cfg *cfg);
+static int cmd_run(struct cli_cfg *cfg);
+static int cmd_verify(struct cli_cfg *cfg);
+static int cmd_jit(struct cli_cfg *cfg);
+static int cmd_conformance(struct cli_cfg *cfg);
+
+static const struct cli_cmd commands[] = {
+	{ "dump", cmd_dump, { &opt_type, &opt_map }, "FILE", 1, 1,
+	  "list programs, their subprograms (name, first insn, length) and maps" },
+	{ "disasm", cmd_disasm, { &opt_prog, &opt_type, &opt_map }, "FILE", 1, 1,
+	  "disassemble programs in the kernel's xlated syntax" },
+	{ "run", cmd_run,
+	  { &opt_prog, &opt_data_in, &opt_data_out, &opt_ctx_in, &opt_repeat, &opt_engine_run,
+	    &opt_skip_verify, &opt_type, &opt_map },
+	  "FILE", 1, 1, "run a program once or --repeat times: retval, output length, ns per run" },
+	{ "verify", cmd_verify, { &opt_prog, &opt_log_level, &opt_type, &opt_map }, "FILE", 1, 1,
+	  "verify programs; exit 0 accepted, 1 rejected, 2 unusable input" },
+	{ "jit", cmd_jit, { &opt_prog, &opt_skip_verify, &opt_type, &opt_map }, "FILE", 1, 1,
+	  "JIT-compile a program: native size per subprogram, disassembly via objdump" },
+	{ "conformance-plugin", cmd_conformance, { &opt_engine_user }, "[MEMORY_HEX]", 0, 1,
+	  "bpf_conformance plugin: program as hex bytes on stdin, print r0 in hex" },
+};
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static void usage_cmd(FILE *f, const struct cli_cmd *cmd)
+{
+	const struct cli_opt *const *o;
+
+	fprintf(f, "  xbpf %s [OPTIONS] %s\n      %s\n", cmd->name, cmd->args, cmd->doc);
+	for (o = cmd->opts; *o; o++) {
+		char lhs[64];
+
+		snprintf(lhs, sizeof(lhs), "--%s%s%s", (*o)->name, (*o)->metavar ? " " : "",
+			 (*o)->metavar ? (*o)->metavar : "");
+		fprintf(f, "      %-28s %s\n", lhs, (*o)->doc);
+	}
+}
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: xbpf COMMAND [OPTIONS] ARGS\n\n"
+		   "FILE is a BPF ELF object or a raw program (little-endian 8-byte insns).\n\n"
+		   "commands:\n");
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		usage_cmd(f, &commands[i]);
+}
+
+static int err_usage(const struct cli_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "xbpf: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	if (cmd)
+		usage_cmd(stderr, cmd);
+	return EXIT_USAGE;
+}
+
+static int parse_int(const char *s, int *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno || end == s || *end || v < 0 || v > 1000000000)
+		return -EINVAL;
+	*ret = (int)v;
+	return 0;
+}
+
+static int parse_u32(const char *s, uint32_t *ret)
+{
+	int v;
+
+	if (parse_int(s, &v))
+		return -EINVAL;
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+/* --map TYPE:KEY_SIZE:VALUE_SIZE:MAX_ENTRIES */
+static int parse_map(struct cli_cfg *cfg, const char *arg)
+{
+	char buf[128], *fields[4], *save = NULL, *tok;
+	struct xbpf_map_spec *spec;
+	int n = 0;
+
+	if (cfg->map_cnt >= MAX_MAPS || strlen(arg) >= sizeof(buf))
+		return -E2BIG;
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (tok = strtok_r(buf, ":", &save); tok && n < 4; tok = strtok_r(NULL, ":", &save))
+		fields[n++] = tok;
+	if (n != 4 || tok)
+		return -EINVAL;
+	spec = &cfg->maps[cfg->map_cnt];
+	memset(spec, 0, sizeof(*spec));
+	if (xbpf_map_type_from_name(fields[0], &spec->type) || parse_u32(fields[1], &spec->key_size) ||
+	    parse_u32(fields[2], &spec->value_size) || parse_u32(fields[3], &spec->max_entries))
+		return -EINVAL;
+	snprintf(spec->name, sizeof(spec->name), "map%zu", cfg->map_cnt);
+	cfg->map_cnt++;
+	return 0;
+}
+
+static int set_opt(struct cli_cfg *cfg, const struct cli_opt *o, const char *val)
+{
+	void *field = (char *)cfg + o->offset;
+
+	switch (o->kind) {
+	case OPT_STRING:
+		*(const char **)field = val;
+		return 0;
+	case OPT_INT:
+		return parse_int(val, field);
+	case OPT_BOOL:
+		*(bool *)field = true;
+		return 0;
+	case OPT_PROG_TYPE:
+		return xbpf_prog_type_from_name(val, field);
+	case OPT_MAP:
+		return parse_map(cfg, val);
+	case OPT_ENGINE:
+		return tool_engine_kind_from_name(val, field);
+	}
+	return -EINVAL;
+}
+
+static int parse_args(const struct cli_cmd *cmd, struct cli_cfg *cfg, int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		const struct cli_opt *const *o;
+		const char *arg = argv[i], *val = NULL, *eq;
+		size_t len;
+
+		if (strncmp(arg, "--", 2) || !arg[2]) {
+			if (cfg->positional_cnt >= cmd->max_args)
+				return err_usage(cmd, "unexpected argument '%s'", arg);
+			cfg->positional[cfg->positional_cnt++] = arg;
+			continue;
+		}
+		arg += 2;
+		eq = strchr(arg, '=');
+		len = eq ? (size_t)(eq - arg) : strlen(arg);
+		/* Exact keyword match only, no prefixes. */
+		for (o = cmd->opts; *o; o++)
+			if (strlen((*o)->name) == len && !strncmp((*o)->name, arg, len))
+				break;
+		if (!*o)
+			return err_usage(cmd, "unknown option '%s' for %s", argv[i], cmd->name);
+		if ((*o)->kind == OPT_BOOL) {
+			if (eq)
+				return err_usage(cmd, "--%s takes no value", (*o)->name);
+		} else if (eq) {
+			val = eq + 1;
+		} else if (i + 1 < argc) {
+			val = argv[++i];
+		} else {
+			return err_usage(cmd, "--%s needs %s", (*o)->name, (*o)->metavar);
+		}
+		if (set_opt(cfg, *o, val))
+			return err_usage(cmd, "bad value '%s' for --%s", val ? val : "", (*o)->name);
+	}
+	if (cfg->positional_cnt < cmd->min_args)
+		return err_usage(cmd, "%s needs %s", cmd->name, cmd->args);
+	return 0;
+}
+
+/* ---- shared helpers ------------------------------------------------------ */
+
+static int read_file(const char *path, void **ret_buf, size_t *ret_len)
+{
+	struct stat st;
+	void *buf;
+	FILE *f = fopen(path, "rb");
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	if (fstat(fileno(f), &st) || st.st_size < 0 || (uint64_t)st.st_size > MAX_FILE_SIZE) {
+		err = errno ? -errno : -EFBIG;
+		goto out;
+	}
+	buf = malloc(st.st_size ? st.st_size : 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (fread(buf, 1, st.st_size, f) != (size_t)st.st_size) {
+		free(buf);
+		err = -EIO;
+		goto out;
+	}
+	*ret_buf = buf;
+	*ret_len = st.st_size;
+out:
+	fclose(f);
+	return err;
+}
+
+/* Library messages go to stderr one level down, as the tools' convention. */
+static int cli_print(enum xbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == XBPF_DEBUG || (level == XBPF_INFO && !getenv("XBPF_VERBOSE")))
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static struct xbpf_object *open_object(const struct cli_cfg *cfg)
+{
+	const char *path = cfg->positional[0];
+	struct xbpf_object *obj;
+
+	obj = xbpf_object__open_any(path, cfg->type, cfg->maps, cfg->map_cnt, NULL);
+	if (!obj)
+		fprintf(stderr, "xbpf: cannot open %s: %s\n", path, strerror(errno));
+	return obj;
+}
+
+static struct xbpf_prog *find_prog(const struct cli_cfg *cfg, struct xbpf_object *obj)
+{
+	struct xbpf_prog *prog;
+
+	if (!cfg->prog) {
+		prog = xbpf_object__next_prog(obj, NULL);
+		if (!prog)
+			fprintf(stderr, "xbpf: %s has no programs\n", xbpf_object__name(obj));
+		return prog;
+	}
+	prog = xbpf_object__find_prog(obj, cfg->prog);
+	if (!prog)
+		fprintf(stderr, "xbpf: no program '%s' in %s\n", cfg->prog, xbpf_object__name(obj));
+	return prog;
+}
+
+/* ---- dump ---------------------------------------------------------------- */
+
+static int cmd_dump(struct cli_cfg *cfg)
+{
+	struct xbpf_object *obj = open_object(cfg);
+	struct xbpf_prog *prog = NULL;
+	size_t i;
+
+	if (!obj)
+		return EXIT_USAGE;
+	printf("object %s  license %s\n", xbpf_object__name(obj),
+	       xbpf_object__license(obj) ? xbpf_object__license(obj) : "-");
+	while ((prog = xbpf_object__next_prog(obj, prog))) {
+		size_t nfunc = xbpf_prog__func_cnt(prog);
+
+		printf("prog %s  section %s  type %s  insns %zu  functions %zu\n",
+		       xbpf_prog__name(prog), xbpf_prog__section(prog),
+		       xbpf_prog_type_name(xbpf_prog__type(prog)), xbpf_prog__insn_cnt(prog), nfunc);
+		for (i = 0; i < nfunc; i++) {
+			struct xbpf_func_desc fd;
+
+			if (xbpf_prog__func(prog, i, &fd))
+				continue;
+			printf("  func %-28s start %5u  len %5u\n", fd.name, fd.start, fd.len);
+		}
+	}
+	for (i = 0; i < xbpf_object__map_cnt(obj); i++) {
+		const struct xbpf_map *map = xbpf_object__map(obj, i);
+		const struct xbpf_map_spec *s = xbpf_map__spec(map);
+
+		printf("map %zu %-16s type %-16s key %4u  value %5u  max_entries %7u  flags 0x%x\n", i,
+		       xbpf_map__name(map), xbpf_map_type_name(s->type), s->key_size, s->value_size,
+		       s->max_entries, s->map_flags);
+	}
+	xbpf_object__close(obj);
+	return EXIT_OK;
+}
+
+/* ---- disasm -------------------------------------------------------------- */
+
+/* The runtime's helper names, spelled as the kernel's xlated dump does ("bpf_..."). */
+static const char *disasm_helper_name(void *priv, int32_t id)
+{
+	const struct xbpf_helper_proto *p = xbpf_helper_proto(id);
+	static char name[80];
+
+	if (!p || !p->name)
+		return NULL;
+	if (!strncmp(p->name, "bpf_", 4))
+		return p->name;
+	snprintf(name, sizeof(name), "bpf_%s", p->name);
+	return name;
+}
+
+static const char *disasm_ldimm64(void *priv, const struct xbpf_insn *insn, char *buf, size_t len)
+{
+	struct xbpf_object *obj = priv;
+	const struct xbpf_map *map;
+
+	if (insn->src_reg != XBPF_PSEUDO_MAP_FD && insn->src_reg != XBPF_PSEUDO_MAP_VALUE)
+		return NULL;
+	if (insn->imm < 0 || (size_t)insn->imm >= xbpf_object__map_cnt(obj))
+		return NULL;
+	map = xbpf_object__map(obj, insn->imm);
+	if (insn->src_reg == XBPF_PSEUDO_MAP_FD)
+		snprintf(buf, len, "map[%s]", xbpf_map__name(map));
+	else
+		snprintf(buf, len, "map[%s]+%d", xbpf_map__name(map), insn[1].imm);
+	return buf;
+}
+
+static void disasm_prog(struct xbpf_object *obj, const struct xbpf_prog *prog)
+{
+	struct xbpf_disasm_cbs cbs = {
+		.helper_name = disasm_helper_name,
+		.ldimm64_text = disasm_ldimm64,
+		.priv = obj,
+	};
+	const struct xbpf_insn *insns = xbpf_prog__insns(prog);
+	size_t cnt = xbpf_prog__insn_cnt(prog), nfunc = xbpf_prog__func_cnt(prog);
+	size_t idx = 0, f;
+	char text[256];
+
+	printf("%s (%s):\n", xbpf_prog__name(prog), xbpf_prog__section(prog));
+	while (idx < cnt) {
+		int n;
+
+		for (f = 0; f < nfunc; f++) {
+			struct xbpf_func_desc fd;
+
+			if (!xbpf_prog__func(prog, f, &fd) && fd.start == idx && idx)
+				printf("%s:\n", fd.name);
+		}
+		n = xbpf_disasm_insn(insns, cnt, idx, &cbs, text, sizeof(text));
+		printf("%5zu: %s\n", idx, text);
+		idx += n > 0 ? (size_t)n : 1;
+	}
+}
+
+static int cmd_disasm(struct cli_cfg *cfg)
+{
+	struct xbpf_object *obj = open_object(cfg);
+	struct xbpf_prog *prog;
+
+	if (!obj)
+		return EXIT_USAGE;
+	if (cfg->prog) {
+		prog = find_prog(cfg, obj);
+		if (!prog) {
+			xbpf_object__close(obj);
+			return EXIT_USAGE;
+		}
+		disasm_prog(obj, prog);
+	} else {
+		for (prog = NULL; (prog = xbpf_object__next_prog(obj, prog));)
+			disasm_prog(obj, prog);
+	}
+	xbpf_object__close(obj);
+	return EXIT_OK;
+}
+
+/* ---- run ----------------------------------------------------------------- */
+
+static int cmd_run(struct cli_cfg *cfg)
+{
+	struct tool_prog_src src = {
+		.path = cfg->positional[0],
+		.prog_name = cfg->prog,
+		.raw_type = cfg->type,
+		.maps = cfg->maps,
+		.map_cnt = cfg->map_cnt,
+	};
+	struct tool_engine_opts eopts = { .skip_verify = cfg->skip_verify, .log_level = 1 };
+	XBPF_OPTS(xbpf_test_run_opts, opts, .repeat = cfg->repeat ? cfg->repeat : 1);
+	void *data = NULL, *ctx = NULL, *out = NULL;
+	size_t data_len = 0, ctx_len = 0, out_cap;
+	struct tool_engine *e = NULL;
+	char log[16384] = "";
+	int err, status = EXIT_USAGE;
+
+	if (!cfg->data_in)
+		return err_usage(&commands[2], "run needs --data-in");
+	err = read_file(cfg->data_in, &data, &data_len);
+	if (err) {
+		fprintf(stderr, "xbpf: %s: %s\n", cfg->data_in, strerror(-err));
+		goto out;
+	}
+	if (cfg->ctx_in) {
+		err = read_file(cfg->ctx_in, &ctx, &ctx_len);
+		if (err) {
+			fprintf(stderr, "xbpf: %s: %s\n", cfg->ctx_in, strerror(-err));
+			goto out;
+		}
+	}
+	/* Room for programs that grow the packet with adjust_head/tail. */
+	out_cap = data_len + XBPF_FRAME_HEADROOM + XBPF_FRAME_TAILROOM;
+	out = calloc(1, out_cap);
+	if (!out)
+		goto out;
+
+	eopts.log_buf = log;
+	eopts.log_size = sizeof(log);
+	err = tool_engine__open(cfg->engine, &src, &eopts, &e);
+	if (err) {
+		fprintf(stderr, "xbpf: %s engine cannot load %s: %s\n%s",
+			tool_engine_kind_name(cfg->engine), src.path, strerror(-err), log);
+		status = err == -EACCES || err == -EINVAL ? EXIT_FAIL : EXIT_USAGE;
+		goto out;
+	}
+	opts.data_in = data;
+	opts.data_size_in = data_len;
+	opts.data_out = out;
+	opts.data_size_out = out_cap;
+	opts.ctx_in = ctx;
+	opts.ctx_size_in = ctx_len;
+	err = tool_engine__test_run(e, &opts);
+	if (err) {
+		fprintf(stderr, "xbpf: test run failed: %s\n", strerror(-err));
+		status = EXIT_FAIL;
+		goto out;
+	}
+	printf("engine %s\nretval %u (0x%x)\ndata_out %u bytes\nduration %u ns/run (%d runs)\n",
+	       tool_engine_kind_name(cfg->engine), opts.retval, opts.retval, opts.data_size_out,
+	       opts.duration, opts.repeat);
+	status = EXIT_OK;
+	if (cfg->data_out) {
+		FILE *f = fopen(cfg->data_out, "wb");
+
+		if (!f || fwrite(out, 1, opts.data_size_out, f) != opts.data_size_out) {
+			fprintf(stderr, "xbpf: cannot write %s: %s\n", cfg->data_out, strerror(errno));
+			status = EXIT_FAIL;
+		}
+		if (f && fclose(f))
+			status = EXIT_FAIL;
+	}
+out:
+	tool_engine__close(e);
+	free(data);
+	free(ctx);
+	free(out);
+	return status;
+}
+
+/* ---- verify -------------------------------------------------------------- */
+
+static int verify_prog(const struct cli_cfg *cfg, const struct xbpf_prog *prog)
+{
+	XBPF_OPTS(xbpf_verify_opts, opts, .log_level = cfg->log_level);
+	struct xbpf_verify_info info;
+	size_t log_size = 16 << 20;
+	char *log = calloc(1, log_size);
+	int err;
+
+	if (!log)
+		return EXIT_USAGE;
+	opts.log_buf = log;
+	opts.log_size = log_size;
+	memset(&info, 0, sizeof(info));
+	err = xbpf_verify(prog, &opts, &info);
+	fputs(log, stdout);
+	if (log[0] && log[strlen(log) - 1] != '\n')
+		putchar('\n');
+	if (!strstr(log, "processed ")) {
+		/* Log level 0 prints errors only; still give the summary. */
+		uint32_t f;
+
+		printf("processed %u insns (limit %d)\nstack depth ", info.insn_processed,
+		       XBPF_VERIFY_INSN_LIMIT);
+		for (f = 0; f < info.func_cnt && f < XBPF_MAX_SUBPROGS; f++)
+			printf("%s%u", f ? "+" : "", info.stack_depth[f]);
+		printf("\n");
+	}
+	free(log);
+	if (!err) {
+		printf("%s: accepted\n", xbpf_prog__name(prog));
+		return EXIT_OK;
+	}
+	if (err != -EACCES && err != -EINVAL) {
+		fprintf(stderr, "xbpf: verifier could not run: %s\n", strerror(-err));
+		return EXIT_USAGE;
+	}
+	printf("%s: rejected at insn %d: %s\n", xbpf_prog__name(prog), info.err_insn, info.err_msg);
+	if (info.err_line[0]) {
+		printf("  source: %s\n", info.err_line);
+	} else if (info.err_insn >= 0) {
+		struct xbpf_line_desc line;
+
+		if (!xbpf_prog__line(prog, info.err_insn, &line))
+			printf("  source: %s:%u: %s\n", line.file, line.line,
+			       line.text ? line.text : "");
+	}
+	return EXIT_FAIL;
+}
+
+static int cmd_verify(struct cli_cfg *cfg)
+{
+	struct xbpf_object *obj = open_object(cfg);
+	struct xbpf_prog *prog = NULL;
+	int status = EXIT_OK, st;
+
+	if (!obj)
+		return EXIT_USAGE;
+	if (cfg->prog) {
+		prog = find_prog(cfg, obj);
+		status = prog ? verify_prog(cfg, prog) : EXIT_USAGE;
+	} else {
+		while ((prog = xbpf_object__next_prog(obj, prog))) {
+			st = verify_prog(cfg, prog);
+			if (st > status)
+				status = st;
+		}
+	}
+	xbpf_object__close(obj);
+	return status;
+}
+
+/* ---- jit ----------------------------------------------------------------- */
+
+/* objdump invocation for the host's code, chosen at build time. */
+#if defined(__x86_64__)
+static const char *const objdump_cmds[] = { "objdump -D -b binary -m i386:x86-64", NULL };
+#elif defined(__aarch64__)
+static const char *const objdump_cmds[] = { "objdump -D -b binary -m aarch64",
+					    "aarch64-linux-gnu-objdump -D -b binary -m aarch64",
+					    NULL };
+#else
+static const char *const objdump_cmds[] = { NULL };
+#endif
+
+static void objdump_code(const void *code, size_t size)
+{
+	char path[] = "/tmp/xbpf-jit-XXXXXX", cmd[512];
+	const char *const *c;
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return;
+	if (write(fd, code, size) == (ssize_t)size) {
+		for (c = objdump_cmds; *c; c++) {
+			char tool[64];
+
+			sscanf(*c, "%63s", tool);
+			snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
+			if (system(cmd) != 0)
+				continue;
+			snprintf(cmd, sizeof(cmd), "%s %s | tail -n +8", *c, path);
+			fflush(stdout);
+			if (system(cmd) == 0)
+				break;
+		}
+		if (!*c)
+			printf("    (no objdump for this architecture)\n");
+	}
+	close(fd);
+	unlink(path);
+}
+
+static int cmd_jit(struct cli_cfg *cfg)
+{
+	XBPF_OPTS(xbpf_vm_opts, vm_opts, .engine = XBPF_ENGINE_JIT, .skip_verify = cfg->skip_verify);
+	struct xbpf_object *obj = open_object(cfg);
+	struct xbpf_prog *prog;
+	struct xbpf_vm *vm = NULL;
+	size_t i, total = 0;
+	int status = EXIT_USAGE;
+
+	if (!obj)
+		return EXIT_USAGE;
+	prog = find_prog(cfg, obj);
+	if (!prog)
+		goto out;
+	vm = xbpf_vm__new(prog, &vm_opts);
+	if (!vm) {
+		fprintf(stderr, "xbpf: cannot prepare %s: %s\n", xbpf_prog__name(prog),
+			strerror(errno));
+		status = EXIT_FAIL;
+		goto out;
+	}
+	if (xbpf_vm__engine(vm) != XBPF_ENGINE_JIT) {
+		fprintf(stderr, "xbpf: no JIT for %s on this host (interpreter fallback)\n",
+			xbpf_prog__name(prog));
+		status = EXIT_FAIL;
+		goto out;
+	}
+	for (i = 0;; i++) {
+		struct xbpf_func_desc fd = { .name = "?" };
+		const void *code;
+		size_t size;
+
+		if (xbpf_vm__jit_func(vm, i, &code, &size))
+			break;
+		if (i < xbpf_prog__func_cnt(prog))
+			xbpf_prog__func(prog, i, &fd);
+		printf("func %zu %-28s %6zu bytes native", i, fd.name, size);
+		if (i < xbpf_prog__func_cnt(prog))
+			printf(" (%u insns)", fd.len);
+		printf("\n");
+		objdump_code(code, size);
+		total += size;
+	}
+	printf("total %zu bytes native for %zu insns\n", total, xbpf_prog__insn_cnt(prog));
+	status = EXIT_OK;
+out:
+	xbpf_vm__free(vm);
+	xbpf_object__close(obj);
+	return status;
+}
+
+/* ---- conformance-plugin -------------------------------------------------- */
+
+/* Hex bytes separated by white space ("b7 00 00 00 ...") or one hex run. */
+static int parse_hex(const char *text, uint8_t **ret_buf, size_t *ret_len)
+{
+	size_t cap = strlen(text) / 2 + 1, len = 0;
+	uint8_t *buf = malloc(cap);
+	int hi = -1;
+
+	if (!buf)
+		return -ENOMEM;
+	for (; *text; text++) {
+		int v;
+
+		if (*text == ' ' || *text == '\n' || *text == '\t' || *text == '\r') {
+			if (hi >= 0) {
+				free(buf);
+				return -EINVAL; /* odd digit count in a byte */
+			}
+			continue;
+		}
+		if (*text >= '0' && *text <= '9')
+			v = *text - '0';
+		else if (*text >= 'a' && *text <= 'f')
+			v = *text - 'a' + 10;
+		else if (*text >= 'A' && *text <= 'F')
+			v = *text - 'A' + 10;
+		else {
+			free(buf);
+			return -EINVAL;
+		}
+		if (hi < 0) {
+			hi = v;
+		} else {
+			buf[len++] = (uint8_t)(hi << 4 | v);
+			hi = -1;
+		}
+	}
+	if (hi >= 0) {
+		free(buf);
+		return -EINVAL;
+	}
+	*ret_buf = buf;
+	*ret_len = len;
+	return 0;
+}
+
+static char *read_stream(FILE *f)
+{
+	size_t cap = 4096, len = 0, n;
+	char *buf = malloc(cap), *nbuf;
+
+	while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		if (len + 1 == cap) {
+			if (cap >= MAX_FILE_SIZE) {
+				free(buf);
+				return NULL;
+			}
+			nbuf = realloc(buf, cap * 2);
+			if (!nbuf) {
+				free(buf);
+				return NULL;
+			}
+			buf = nbuf;
+			cap *= 2;
+		}
+	}
+	if (buf)
+		buf[len] = '\0';
+	return buf;
+}
+
+static int cmd_conformance(struct cli_cfg *cfg)
+{
+	XBPF_OPTS(xbpf_vm_opts, vm_opts, .skip_verify = true);
+	uint8_t *code = NULL, *mem = NULL;
+	size_t code_len = 0, mem_len = 0;
+	struct xbpf_object *obj = NULL;
+	struct xbpf_vm *vm = NULL;
+	char *text;
+	uint64_t r0;
+	int status = EXIT_FAIL;
+
+	if (cfg->engine == TOOL_ENGINE_KERNEL)
+		return err_usage(&commands[5], "conformance-plugin runs interp or jit");
+	vm_opts.engine = cfg->engine == TOOL_ENGINE_JIT ? XBPF_ENGINE_JIT : XBPF_ENGINE_INTERP;
+	text = read_stream(stdin);
+	if (!text || parse_hex(text, &code, &code_len) || !code_len || code_len % XBPF_INSN_SIZE) {
+		fprintf(stderr, "xbpf: program on stdin must be hex bytes, 8 per instruction\n");
+		goto out;
+	}
+	if (cfg->positional_cnt && parse_hex(cfg->positional[0], &mem, &mem_len)) {
+		fprintf(stderr, "xbpf: memory argument must be hex bytes\n");
+		goto out;
+	}
+	obj = xbpf_object__open_raw((const struct xbpf_insn *)code, code_len / XBPF_INSN_SIZE,
+				    XBPF_PROG_RAW_MEM, NULL, 0, NULL);
+	if (!obj) {
+		fprintf(stderr, "xbpf: invalid program: %s\n", strerror(errno));
+		goto out;
+	}
+	vm = xbpf_vm__new(xbpf_object__next_prog(obj, NULL), &vm_opts);
+	if (!vm) {
+		fprintf(stderr, "xbpf: cannot prepare program: %s\n", strerror(errno));
+		goto out;
+	}
+	r0 = xbpf_vm__exec(vm, mem_len ? mem : NULL, mem_len);
+	printf("%" PRIx64 "\n", r0);
+	status = EXIT_OK;
+out:
+	xbpf_vm__free(vm);
+	xbpf_object__close(obj);
+	free(text);
+	free(code);
+	free(mem);
+	return status;
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+	struct cli_cfg cfg = {
+		.type = XBPF_PROG_XDP,
+		.engine = TOOL_ENGINE_INTERP,
+		.log_level = 1,
+	};
+	size_t i;
+	int err;
+
+	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "-h")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+	}
+	xbpf_set_print(cli_print);
+	for (i = 0; i < ARRAY_SIZE(commands); i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		err = parse_args(&commands[i], &cfg, argc - 2, argv + 2);
+		if (err)
+			return err;
+		return commands[i].handler(&cfg);
+	}
+	fprintf(stderr, "xbpf: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}
