@@ -147,12 +147,16 @@ xlbd_prepare() { # -> XLBD_SOCK, XLBD_PINS
 	XLBD_PINS="$TOPO_TMP/bpf/xlb"
 }
 
-# xlbd_start XLBD OBJ [extra xlbd args...]; waits until it answers.
+# xlbd_start XLBD OBJ [extra xlbd args...]; waits until it answers.  The
+# tests exercise the control plane, so xlb's verifier verdict is logged but
+# not enforced (XLBD_VERIFY=enforce to change that); it_verify.sh tests the
+# enforcement itself.
 xlbd_start() {
 	local xlbd=$1 obj=$2
 	shift 2
 	ip netns exec "$T-lb" "$xlbd" -i l0 -g "$GW_MAC" --src4 $SRC4 -s "$XLBD_SOCK" \
-		-d "$TOPO_TMP/state" --pin-root "$XLBD_PINS" -o "$obj" -m 0 "$@" \
+		-d "$TOPO_TMP/state" --pin-root "$XLBD_PINS" -o "$obj" -m 0 \
+		--verify "${XLBD_VERIFY:-warn}" "$@" \
 		>> "$TOPO_TMP/xlbd.log" 2>&1 &
 	XLBD_PID=$!
 	for _ in $(seq 100); do
