@@ -53,6 +53,22 @@ static void run(struct tool_engine *e, const struct seed_lb_packet *pkt, int rep
 	res->size = opts.data_size_out;
 }
 
+/* The end of a verifier log: where it stopped and why. */
+static void print_log_tail(const char *log, int lines)
+{
+	const char *p;
+
+	if (!log)
+		return;
+	p = log + strlen(log);
+	while (p > log && lines >= 0) {
+		p--;
+		if (*p == '\n')
+			lines--;
+	}
+	printf("  ... verifier log, last lines:\n%s\n", p == log ? p : p + 1);
+}
+
 static void hexdump(const char *label, const uint8_t *p, uint32_t len)
 {
 	uint32_t i;
@@ -121,7 +137,7 @@ static int test_prog(const struct seed_lb_prog *sp, const char *objdir, enum too
 	if (err) {
 		CHECK(0, "%s: %s engine refuses the program: %s", sp->name,
 		      tool_engine_kind_name(kind), strerror(-err));
-		printf("%s", uopts.log_buf ? uopts.log_buf : "");
+		print_log_tail(uopts.log_buf, 40);
 		goto out;
 	}
 	if (kind == TOOL_ENGINE_JIT && xbpf_vm__engine(tool_engine__vm(user)) != XBPF_ENGINE_JIT) {
