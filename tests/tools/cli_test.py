@@ -117,7 +117,9 @@ def test_conformance():
                   "conformance-plugin --engine %s %s: want %x, got rc %d out %r err %r"
                   % (engine, name, expect, rc, out.strip(), err.strip()[:200]))
     # Protocol errors: message on stderr, non-zero exit.
-    for name, text in (("not-hex", "zz 00"), ("partial-insn", "b7 00 00"), ("empty", "")):
+    endless = hexbytes(insn(0x05, 0, 0, -1, 0))  # ja -1: never exits
+    for name, text in (("not-hex", "zz 00"), ("partial-insn", "b7 00 00"), ("empty", ""),
+                       ("endless-loop", endless)):
         rc, out, err = xbpf("conformance-plugin", stdin=text)
         check(rc != 0 and err.strip() != "" and out.strip() == "",
               "conformance-plugin rejects %s input (rc %d, err %r)" % (name, rc, err.strip()))
