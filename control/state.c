@@ -31,7 +31,7 @@ void xlb_settings_default(struct xlb_settings *set)
 {
 	memset(set, 0, sizeof(*set));
 	set->ring_size = XLB_RING_SIZE_DEFAULT;
-	set->lru_size = 1000000;
+	set->lru_size = 65536;
 	set->max_vips = 512;
 	set->max_reals = 4096;
 }

@@ -143,7 +143,7 @@ static __noinline int xlb_parse_ipv6(void *data, void *data_end, struct xlb_pkt 
 }
 
 /* TCP and UDP ports (and TCP flags); ICMP is left to icmp.h. */
-static __noinline int xlb_parse_l4(void *data, void *data_end, struct xlb_pkt *pkt)
+static __noinline __attribute__((unused)) int xlb_parse_l4(void *data, void *data_end, struct xlb_pkt *pkt)
 {
 	__u32 off = pkt->l4_off;
 	struct xlb_tcphdr *th;

@@ -26,6 +26,15 @@ struct xbpf_exec_prog {
 
 /* Interpreter: run prog from insn 0 with R1, R2; returns R0. */
 uint64_t __xbpf_interp_run(const struct xbpf_exec_prog *prog, uint64_t r1, uint64_t r2);
+/*
+ * As __xbpf_interp_run(), and *ret_err gets 0 or why the run stopped early
+ * (R0 is then 0): -E2BIG call depth beyond XBPF_MAX_CALL_FRAMES, -ENOENT
+ * helper the runtime lacks, -ELOOP jump budget of an unverified program
+ * spent, -EINVAL instruction the interpreter cannot run.  Only unverified
+ * programs (skip_verify) can stop early.
+ */
+uint64_t __xbpf_interp_run_err(const struct xbpf_exec_prog *prog, uint64_t r1, uint64_t r2,
+			       int *ret_err);
 
 /* ---- JIT --------------------------------------------------------------- */
 

@@ -20,6 +20,10 @@
  * inverted B.cond over a B (+-128 MiB).  A branch once emitted long stays
  * long in later passes, so sizes only grow and the driver's size check
  * proves that every offset has settled.
+ *
+ * Whatever the back end cannot translate (legacy packet loads, callbacks,
+ * kfuncs, encodings no verifier accepts) yields -ENOTSUP: the VM then runs
+ * the program in the interpreter, which reports faults at run time.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -291,14 +295,6 @@ static void emit_mov_imm(struct a64_state *st, bool is64, int rd, uint64_t val)
 		emit(st, a64_movw(opc, is64, rd, 0, 0));
 }
 
-/* rd = val in exactly four instructions (the value is an address known late). */
-static void emit_mov_addr(struct a64_state *st, int rd, uint64_t val)
-{
-	emit(st, a64_movw(2, true, rd, val & 0xffff, 0));
-	for (int shift = 16; shift < 64; shift += 16)
-		emit(st, a64_movw(3, true, rd, (val >> shift) & 0xffff, shift));
-}
-
 static inline void emit_mov_reg(struct a64_state *st, bool is64, int rd, int rm)
 {
 	emit(st, a64_dp_reg(A64_ORR_R, is64, rd, A64_ZR, rm));
@@ -449,6 +445,12 @@ static int emit_alu(struct a64_state *st, const struct xbpf_insn *insn, bool is6
 	int32_t imm = insn->imm;
 	int shmask = is64 ? 63 : 31;
 
+	/* Encodings the ISA reserves: off only selects sdiv/smod and movsx. */
+	if (insn->off && op != XBPF_DIV && op != XBPF_MOD && !(op == XBPF_MOV && !is_k))
+		return -ENOTSUP;
+	if ((op == XBPF_NEG && !is_k) || (op == XBPF_END && is64 && !is_k))
+		return -ENOTSUP;
+
 	/* Register-operand ops with an immediate go through TMP2. */
 	if (is_k) {
 		switch (op) {
@@ -495,7 +497,7 @@ static int emit_alu(struct a64_state *st, const struct xbpf_insn *insn, bool is6
 		uint32_t div = insn->off == 1 ? A64_SDIV : A64_UDIV;
 
 		if (insn->off != 0 && insn->off != 1)
-			return -EINVAL;
+			return -ENOTSUP;
 		if (op == XBPF_DIV) {
 			emit(st, a64_dp2(div, is64, dst, dst, src));
 		} else {
@@ -533,12 +535,12 @@ static int emit_alu(struct a64_state *st, const struct xbpf_insn *insn, bool is6
 			/* movsx: SXTB/SXTH/SXTW; the 32-bit forms zero the upper half. */
 			emit(st, a64_bfm(A64_SBFM, is64, dst, src, 0, insn->off - 1));
 		} else {
-			return -EINVAL;
+			return -ENOTSUP;
 		}
 		break;
 	case XBPF_END:
 		if (imm != 16 && imm != 32 && imm != 64)
-			return -EINVAL;
+			return -ENOTSUP;
 		if (!is64 && XBPF_SRC(insn->code) == XBPF_TO_LE) {
 			/* Host order: only truncate. */
 			if (imm == 16)
@@ -558,7 +560,7 @@ static int emit_alu(struct a64_state *st, const struct xbpf_insn *insn, bool is6
 		}
 		break;
 	default:
-		return -EINVAL;
+		return -ENOTSUP;
 	}
 	return 0;
 }
@@ -574,7 +576,7 @@ static int emit_atomic(struct a64_state *st, const struct xbpf_insn *insn)
 	uint32_t alu;
 
 	if (XBPF_SIZE(insn->code) != XBPF_W && !is64)
-		return -EINVAL;
+		return -ENOTSUP;
 	if (insn->off)
 		emit_add_imm(st, true, addr, dst, insn->off, addr);
 	else
@@ -618,7 +620,7 @@ static int emit_atomic(struct a64_state *st, const struct xbpf_insn *insn)
 		emit(st, A64_DMB_ISH);
 		emit_mov_reg(st, is64, r0, old);
 	} else {
-		return -EINVAL;
+		return -ENOTSUP;
 	}
 	return 0;
 }
@@ -697,17 +699,10 @@ static int emit_insn(struct a64_state *st, const struct a64_func *fn, uint32_t i
 		if (code != (XBPF_LD | XBPF_DW | XBPF_IMM))
 			return -ENOTSUP; /* legacy packet access: left to the interpreter */
 		if (i + 1 >= fn->end)
-			return -EINVAL;
-		if (insn->src_reg == XBPF_PSEUDO_FUNC) {
-			/* Callback address: known only once the image is placed. */
-			int f = func_at(prog, i + 1 + insn->imm);
-
-			if (f < 0)
-				return -EINVAL;
-			val = ctx->image ? (uint64_t)(uintptr_t)(ctx->image + ctx->func_off[f]) : 0;
-			emit_mov_addr(st, dst, val);
-			return 0;
-		}
+			return -ENOTSUP;
+		/* Callback addresses: the interpreter has no callbacks either. */
+		if (insn->src_reg == XBPF_PSEUDO_FUNC)
+			return -ENOTSUP;
 		val = (uint32_t)insn->imm | (uint64_t)(uint32_t)insn[1].imm << 32;
 		emit_mov_imm(st, true, dst, val);
 		return 0;
@@ -721,13 +716,13 @@ static int emit_insn(struct a64_state *st, const struct a64_func *fn, uint32_t i
 		else if (mode == XBPF_MEMSX && XBPF_SIZE(code) != XBPF_DW)
 			emit_ldst(st, ldst_size(code), 2, dst, src, insn->off);
 		else
-			return -EINVAL;
+			return -ENOTSUP;
 		return 0;
 	}
 
 	case XBPF_ST:
 		if (XBPF_MODE(code) != XBPF_MEM)
-			return -EINVAL;
+			return -ENOTSUP;
 		emit_mov_imm(st, true, A64_TMP2, (uint64_t)(int64_t)insn->imm);
 		emit_ldst(st, ldst_size(code), 0, A64_TMP2, dst, insn->off);
 		return 0;
@@ -736,7 +731,7 @@ static int emit_insn(struct a64_state *st, const struct a64_func *fn, uint32_t i
 		if (XBPF_MODE(code) == XBPF_ATOMIC)
 			return emit_atomic(st, insn);
 		if (XBPF_MODE(code) != XBPF_MEM)
-			return -EINVAL;
+			return -ENOTSUP;
 		emit_ldst(st, ldst_size(code), 0, src, dst, insn->off);
 		return 0;
 
@@ -750,7 +745,7 @@ static int emit_insn(struct a64_state *st, const struct a64_func *fn, uint32_t i
 		if (op == XBPF_JA) {
 			target = (int64_t)i + 1 + (is64 ? insn->off : insn->imm);
 			if (target < fn->start || target >= fn->end)
-				return -EINVAL;
+				return -ENOTSUP;
 			emit_b_to(st, ctx->insn_off[target]);
 			return 0;
 		}
@@ -766,7 +761,7 @@ static int emit_insn(struct a64_state *st, const struct a64_func *fn, uint32_t i
 				int64_t off;
 
 				if (f < 0)
-					return -EINVAL;
+					return -ENOTSUP;
 				off = rel(ctx, ctx->func_off[f]);
 				if (ctx->image && (off >= B_RANGE || off < -B_RANGE))
 					return -E2BIG;
@@ -786,24 +781,28 @@ static int emit_insn(struct a64_state *st, const struct a64_func *fn, uint32_t i
 		}
 		cond = jmp_cond(op);
 		if (cond < 0)
-			return -EINVAL;
+			return -ENOTSUP;
 		target = (int64_t)i + 1 + insn->off;
 		if (target < fn->start || target >= fn->end)
-			return -EINVAL;
+			return -ENOTSUP;
 		{
 			size_t cmp_start = ctx->pos;
 			bool was_long;
 
 			emit_cmp(st, insn, is64);
-			/* Sticky long form: sizes never shrink from one pass to the next. */
-			was_long = ctx->pass > 0 &&
+			/*
+			 * Sticky long form: from the third pass on, sizes never
+			 * shrink, so the passes converge.  (The first pass runs
+			 * on the driver's estimates, the second corrects them.)
+			 */
+			was_long = ctx->pass > 1 &&
 				   old_end_of(ctx, fn, i + 1) - old_start >= ctx->pos - cmp_start + 8;
 			emit_bcond_to(st, cond, ctx->insn_off[target], was_long);
 		}
 		return 0;
 	}
 	}
-	return -EINVAL;
+	return -ENOTSUP;
 }
 
 static int emit_func(struct a64_state *st, uint32_t f)
@@ -819,7 +818,7 @@ static int emit_func(struct a64_state *st, uint32_t f)
 	int err;
 
 	if (fn.end <= fn.start || fn.end > prog->insn_cnt)
-		return -EINVAL;
+		return -ENOTSUP;
 	ctx->func_off[f] = ctx->pos;
 	emit_prologue(st, frame_size(prog, f));
 	for (uint32_t i = fn.start; i < fn.end;) {
@@ -827,7 +826,7 @@ static int emit_func(struct a64_state *st, uint32_t f)
 		uint32_t len = xbpf_insn_len(&prog->insns[i]);
 
 		if (prog->insns[i].dst_reg >= NR_BPF_REGS || prog->insns[i].src_reg >= NR_BPF_REGS)
-			return -EINVAL;
+			return -ENOTSUP;
 		ctx->insn_off[i] = ctx->pos;
 		if (len == 2 && i + 1 < fn.end)
 			ctx->insn_off[i + 1] = ctx->pos;
@@ -850,7 +849,7 @@ static int arm64_emit(struct xbpf_jit_ctx *ctx)
 	int err;
 
 	if (!prog->func_cnt || prog->func_start[0] != 0)
-		return -EINVAL;
+		return -ENOTSUP;
 	ctx->pos = 0;
 	for (uint32_t f = 0; f < prog->func_cnt; f++) {
 		err = emit_func(&st, f);

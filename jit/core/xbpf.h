@@ -13,8 +13,8 @@
  * NULL; option structs start with `size_t sz` and are declared with
  * XBPF_OPTS().
  */
-#ifndef XBPF_H
-#define XBPF_H
+#ifndef XBPF_CORE_XBPF_H
+#define XBPF_CORE_XBPF_H
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -339,4 +339,4 @@ int xbpf_prog__resolve_maps(const struct xbpf_prog *prog, struct xbpf_insn **ret
 }
 #endif
 
-#endif /* XBPF_H */
+#endif /* XBPF_CORE_XBPF_H */

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backend.h - private to xlbd: the dataplane backends behind one interface.
+ * The kernel backend programs balancer.bpf.o's maps through libbpf and
+ * attaches it with libxdp; the userspace backend (the DPDK path) is defined
+ * here and not available yet.
+ *
+ * The daemon drives a backend with small idempotent steps (put a real, put a
+ * VIP with its ring, delete a VIP) and keeps a shadow of what it pushed, so a
+ * failed change is undone by pushing the previous state again.
+ */
+#ifndef XLB_BACKEND_H
+#define XLB_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "xlb_control.h"
+
+enum xlb_verify_policy {
+	XLB_VERIFY_ENFORCE = 0, /* refuse to attach what xlb's verifier rejects */
+	XLB_VERIFY_WARN = 1, /* log the rejection, attach anyway */
+	XLB_VERIFY_OFF = 2,
+};
+
+enum xlb_xdp_mode {
+	XLB_XDP_AUTO = 0, /* libxdp's dispatcher, else single-program mode */
+	XLB_XDP_DISPATCHER = 1, /* the dispatcher or nothing */
+	XLB_XDP_SINGLE = 2, /* single-program mode only */
+};
+
+struct xlb_backend_opts {
+	const char *obj_path; /* balancer.bpf.o */
+	const char *pin_root; /* /sys/fs/bpf/xlb */
+	enum xlb_verify_policy verify;
+	enum xlb_xdp_mode xdp_mode;
+	bool skb_mode; /* generic XDP only */
+	const struct xlb_settings *settings;
+	/* Log callback (the daemon's), level as syslog's LOG_*. */
+	void (*log)(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+};
+
+/* Per-object counters read from the dataplane, summed over CPUs. */
+struct xlb_counters {
+	uint64_t packets;
+	uint64_t bytes;
+};
+
+#define XLB_STATS_MAX_REASONS 64
+#define XLB_STATS_MAX_EVENTS 64
+
+struct xlb_dp_stats {
+	struct xlb_counters reason[XLB_STATS_MAX_REASONS];
+	const char *reason_name[XLB_STATS_MAX_REASONS];
+	size_t reason_cnt;
+	struct xlb_counters event[XLB_STATS_MAX_EVENTS];
+	const char *event_name[XLB_STATS_MAX_EVENTS];
+	size_t event_cnt;
+	uint64_t lru_hits;
+	uint64_t lru_misses;
+	uint64_t new_flows;
+};
+
+struct xlb_backend;
+
+/* A VIP found in the dataplane when adopting it. */
+struct xlb_dp_vip {
+	struct xlb_ip addr;
+	uint16_t port;
+	uint8_t proto;
+	uint32_t id;
+};
+
+struct xlb_backend_ops {
+	const char *name;
+	/* Load or adopt the dataplane; limits the settings may not exceed go to ret_limits. */
+	int (*open)(struct xlb_backend *be, const struct xlb_backend_opts *opts,
+		    struct xlb_err *err);
+	/* keep: leave programs attached and maps pinned (hitless restart). */
+	void (*close)(struct xlb_backend *be, bool keep);
+	int (*config_put)(struct xlb_backend *be, const struct xlb_settings *set,
+			  struct xlb_err *err);
+	/* addr NULL clears the slot. */
+	int (*real_put)(struct xlb_backend *be, uint32_t id, const struct xlb_ip *addr,
+			struct xlb_err *err);
+	/* ring: ring_size real ids to publish (double-buffered), or NULL to keep the ring. */
+	int (*vip_put)(struct xlb_backend *be, const struct xlb_vip_cfg *vip, const uint32_t *ring,
+		       struct xlb_err *err);
+	int (*vip_del)(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t port,
+		       uint8_t proto, uint32_t id, struct xlb_err *err);
+	/* VIPs present in the dataplane (adoption); returns the count or -errno. */
+	int (*vip_list)(struct xlb_backend *be, struct xlb_dp_vip *ret, size_t max);
+	int (*vip_counters)(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret);
+	int (*real_counters)(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret);
+	int (*stats)(struct xlb_backend *be, struct xlb_dp_stats *ret);
+	/* Status as a JSON object (caller decrefs). */
+	json_t *(*status)(struct xlb_backend *be);
+};
+
+struct xlb_backend {
+	const struct xlb_backend_ops *ops;
+	void *priv;
+	/* Limits of this dataplane: settings are clamped to them. */
+	uint32_t max_vips;
+	uint32_t max_reals;
+	uint32_t ring_size;
+};
+
+extern const struct xlb_backend_ops xlb_backend_kernel_ops;
+extern const struct xlb_backend_ops xlb_backend_userspace_ops;
+
+/* "kernel" or "userspace" -> ops; NULL if unknown. */
+const struct xlb_backend_ops *xlb_backend_find(const char *name);
+
+/*
+ * Verify every program of a BPF object with xlb's verifier.  Returns 0 when
+ * all are accepted, -EACCES with a message when one is rejected, -ENOTSUP
+ * when this build has no verifier.  ret_json (may be NULL) gets per-program
+ * results (name, accepted, stack depths).
+ */
+int xlb_verify_object(const char *path, json_t **ret_json, struct xlb_err *err);
+
+#endif /* XLB_BACKEND_H */

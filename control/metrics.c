@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Prometheus text exposition (version 0.0.4) on a loopback HTTP port,
+ * served by libmicrohttpd's own thread: per VIP and per real packets and
+ * bytes, reals' health and ring membership, LRU hits/misses and hit ratio,
+ * new flows, and every drop/pass reason by the dataplane's name for it.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xlbd.h"
+
+#if MHD_VERSION < 0x00097002
+typedef int mhd_result;
+#else
+typedef enum MHD_Result mhd_result;
+#endif
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static void bprintf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void bprintf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return;
+		if (b->p && b->len + (size_t)n < b->cap) {
+			b->len += (size_t)n;
+			return;
+		}
+		{
+			size_t cap = (b->cap ? b->cap * 2 : 16384) + (size_t)n;
+			char *np = realloc(b->p, cap);
+
+			if (!np)
+				return;
+			b->p = np;
+			b->cap = cap;
+		}
+	}
+}
+
+static void render(struct daemon *d, struct buf *b)
+{
+	const struct xlb_backend_ops *ops = d->be.ops;
+	struct xlb_dp_stats *st = calloc(1, sizeof(*st));
+	char vs[64], rs[64];
+
+	if (!st)
+		return;
+	ops->stats(&d->be, st);
+	bprintf(b, "# HELP xlb_vip_packets_total Packets balanced for a VIP.\n"
+		   "# TYPE xlb_vip_packets_total counter\n");
+	for (size_t i = 0; i < d->state.vip_cnt; i++) {
+		const struct xlb_vip_cfg *v = &d->state.vips[i];
+		struct xlb_counters k;
+
+		ops->vip_counters(&d->be, v->id, &k);
+		bprintf(b, "xlb_vip_packets_total{vip=\"%s\",port=\"%u\",proto=\"%s\"} %llu\n",
+			xlb_addr_str(&v->addr, vs, sizeof(vs)), v->port, xlb_proto_name(v->proto),
+			(unsigned long long)k.packets);
+	}
+	bprintf(b, "# HELP xlb_vip_bytes_total Bytes balanced for a VIP.\n"
+		   "# TYPE xlb_vip_bytes_total counter\n");
+	for (size_t i = 0; i < d->state.vip_cnt; i++) {
+		const struct xlb_vip_cfg *v = &d->state.vips[i];
+		struct xlb_counters k;
+
+		ops->vip_counters(&d->be, v->id, &k);
+		bprintf(b, "xlb_vip_bytes_total{vip=\"%s\",port=\"%u\",proto=\"%s\"} %llu\n",
+			xlb_addr_str(&v->addr, vs, sizeof(vs)), v->port, xlb_proto_name(v->proto),
+			(unsigned long long)k.bytes);
+	}
+	bprintf(b, "# HELP xlb_real_packets_total Packets sent to a real.\n"
+		   "# TYPE xlb_real_packets_total counter\n"
+		   "# HELP xlb_real_bytes_total Bytes sent to a real.\n"
+		   "# TYPE xlb_real_bytes_total counter\n"
+		   "# HELP xlb_real_up Health of a real (1 up or unchecked, 0 down).\n"
+		   "# TYPE xlb_real_up gauge\n"
+		   "# HELP xlb_real_in_ring Whether a real holds slots of its VIP's Maglev ring.\n"
+		   "# TYPE xlb_real_in_ring gauge\n"
+		   "# HELP xlb_real_weight Configured weight of a real.\n"
+		   "# TYPE xlb_real_weight gauge\n");
+	for (size_t i = 0; i < d->state.vip_cnt; i++) {
+		const struct xlb_vip_cfg *v = &d->state.vips[i];
+
+		xlb_addr_str(&v->addr, vs, sizeof(vs));
+		for (size_t j = 0; j < v->real_cnt; j++) {
+			const struct xlb_real_cfg *r = &v->reals[j];
+			struct xlb_counters k;
+			char lbl[200];
+
+			ops->real_counters(&d->be, r->id, &k);
+			snprintf(lbl, sizeof(lbl), "vip=\"%s\",port=\"%u\",proto=\"%s\",real=\"%s\",state=\"%s\"",
+				 vs, v->port, xlb_proto_name(v->proto),
+				 xlb_addr_str(&r->addr, rs, sizeof(rs)), xlb_real_state_name(r->state));
+			bprintf(b, "xlb_real_packets_total{%s} %llu\n", lbl, (unsigned long long)k.packets);
+			bprintf(b, "xlb_real_bytes_total{%s} %llu\n", lbl, (unsigned long long)k.bytes);
+			bprintf(b, "xlb_real_up{%s} %d\n", lbl, d->health[r->id].state != HEALTH_DOWN);
+			bprintf(b, "xlb_real_in_ring{%s} %d\n", lbl, xlbd_real_in_ring(d, v, r));
+			bprintf(b, "xlb_real_weight{%s} %u\n", lbl, r->weight);
+		}
+	}
+	bprintf(b, "# HELP xlb_reason_packets_total Packets by final verdict reason of the dataplane.\n"
+		   "# TYPE xlb_reason_packets_total counter\n");
+	for (size_t r = 1; r < st->reason_cnt; r++)
+		bprintf(b, "xlb_reason_packets_total{reason=\"%s\"} %llu\n", st->reason_name[r],
+			(unsigned long long)st->reason[r].packets);
+	bprintf(b, "# HELP xlb_event_total Dataplane events (LRU hits and misses, new flows, ...).\n"
+		   "# TYPE xlb_event_total counter\n");
+	for (size_t e = 0; e < st->event_cnt; e++)
+		bprintf(b, "xlb_event_total{event=\"%s\"} %llu\n", st->event_name[e],
+			(unsigned long long)st->event[e].packets);
+	bprintf(b,
+		"# HELP xlb_lru_hit_ratio Connection-table hits over lookups since load.\n"
+		"# TYPE xlb_lru_hit_ratio gauge\n"
+		"xlb_lru_hit_ratio %.6f\n"
+		"# HELP xlb_new_flows_total Flows inserted in the connection table.\n"
+		"# TYPE xlb_new_flows_total counter\n"
+		"xlb_new_flows_total %llu\n"
+		"# HELP xlb_changes_total Changes applied through the API since start.\n"
+		"# TYPE xlb_changes_total counter\n"
+		"xlb_changes_total %llu\n",
+		st->lru_hits + st->lru_misses ?
+			(double)st->lru_hits / (double)(st->lru_hits + st->lru_misses) :
+			0.0,
+		(unsigned long long)st->new_flows, (unsigned long long)d->changes);
+	free(st);
+}
+
+static mhd_result handle(void *cls, struct MHD_Connection *conn, const char *url,
+			 const char *method, const char *version, const char *upload_data,
+			 size_t *upload_data_size, void **con_cls)
+{
+	struct daemon *d = cls;
+	struct MHD_Response *resp;
+	struct buf b = { 0 };
+	unsigned int status = MHD_HTTP_OK;
+	mhd_result ret;
+
+	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		bprintf(&b, "method not allowed\n");
+		status = MHD_HTTP_METHOD_NOT_ALLOWED;
+	} else if (strcmp(url, "/metrics")) {
+		bprintf(&b, "xlbd: metrics are at /metrics\n");
+		status = MHD_HTTP_NOT_FOUND;
+	} else {
+		pthread_mutex_lock(&d->lock);
+		render(d, &b);
+		pthread_mutex_unlock(&d->lock);
+	}
+	resp = MHD_create_response_from_buffer(b.len, b.p ? b.p : (char *)"", MHD_RESPMEM_MUST_COPY);
+	free(b.p);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+int xlbd_metrics_start(struct daemon *d)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(d->metrics_port) };
+
+	if (inet_pton(AF_INET, d->metrics_addr, &sin.sin_addr) != 1)
+		return -EINVAL;
+	d->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, d->metrics_port, NULL, NULL,
+				  handle, d, MHD_OPTION_SOCK_ADDR, &sin,
+				  MHD_OPTION_CONNECTION_LIMIT, 16U, MHD_OPTION_CONNECTION_TIMEOUT,
+				  5U, MHD_OPTION_END);
+	return d->mhd ? 0 : -EADDRINUSE;
+}
+
+void xlbd_metrics_stop(struct daemon *d)
+{
+	if (d->mhd) {
+		MHD_stop_daemon(d->mhd);
+		d->mhd = NULL;
+	}
+}

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+/*
+ * healthcheck.bpf.c - tc egress on the balancer host.  Health-check probes
+ * carry an skb mark registered in xlb_hc_reals (mark -> real); they leave
+ * encapsulated toward that real exactly like production traffic (same outer
+ * headers as the balancer: encap.h), so a probe tests the real path through
+ * the real's decap program and its VIP on loopback.
+ *
+ *   tc qdisc add dev X clsact
+ *   tc filter add dev X egress bpf da obj healthcheck.bpf.o sec tc
+ *
+ * Unmarked or unknown marks: untouched (XLB_PASS_NO_HC_MARK, TC_ACT_OK).
+ * Outer source: xlb_hc_config.src4/src6 (the host's address); GUE source
+ * port and IPv6 flow label from the probe's flow hash (hash.h, flags 0).
+ */
+#include "xlb_consts.h"
+#include "parse.h"
+#include "hash.h"
+#include "encap.h"
+
+#ifndef BPF_F_ADJ_ROOM_ENCAP_L3_IPV4
+#define BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 (1ULL << 1)
+#define BPF_F_ADJ_ROOM_ENCAP_L3_IPV6 (1ULL << 2)
+#define BPF_F_ADJ_ROOM_ENCAP_L4_UDP (1ULL << 4)
+#endif
+#define TC_ACT_OK 0
+#define TC_ACT_SHOT 2
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct xlb_hc_real);
+	__uint(max_entries, XLB_MAX_REALS);
+} xlb_hc_reals SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct xlb_hc_config);
+	__uint(max_entries, 1);
+} xlb_hc_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct xlb_counter);
+	__uint(max_entries, XLB_REASON_MAX);
+} xlb_hc_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct xlb_counter);
+	__uint(max_entries, XLB_EVENT_MAX);
+} xlb_hc_events SEC(".maps");
+
+static __noinline void xlb_hc_count(__u32 idx, __u32 bytes, int is_event)
+{
+	struct xlb_counter *c;
+
+	c = is_event ? bpf_map_lookup_elem(&xlb_hc_events, &idx) :
+		       bpf_map_lookup_elem(&xlb_hc_stats, &idx);
+	if (c) {
+		c->packets++;
+		c->bytes += bytes;
+	}
+}
+
+/* Parse the probe (Ethernet, IPv4/IPv6, TCP/UDP ports) into pkt. */
+static __noinline int xlb_hc_parse(struct __sk_buff *skb, struct xlb_pkt *pkt)
+{
+	void *data, *data_end;
+	int ret;
+
+	bpf_skb_pull_data(skb, skb->len < 128 ? skb->len : 128);
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	ret = xlb_parse_l2(data, data_end, pkt);
+	if (ret != FURTHER_PROCESSING)
+		return ret;
+	if (pkt->l3_proto == ETH_P_IP)
+		ret = xlb_parse_ipv4(data, data_end, pkt);
+	else
+		ret = xlb_parse_ipv6(data, data_end, pkt);
+	if (ret < 0)
+		return ret;
+	if (pkt->flow.proto == IPPROTO_TCP || pkt->flow.proto == IPPROTO_UDP)
+		return xlb_parse_l4(data, data_end, pkt);
+	return FURTHER_PROCESSING;
+}
+
+/* Outer IP (+UDP) for the probe, written after room was made. */
+static __noinline int xlb_hc_write(struct __sk_buff *skb, struct xlb_pkt *pkt,
+				   const struct xlb_hc_real *real, const struct xlb_hc_config *cfg)
+{
+	__u8 encap = real->encap == XLB_ENCAP_GUE ? XLB_ENCAP_GUE : XLB_ENCAP_IP;
+	__u32 olen = xlb_outer_len(real->family, encap), l3 = pkt->l3_off;
+	__u32 inner_len = pkt->l3_len, iplen;
+	__u8 proto = xlb_outer_proto(pkt->flow.family, encap);
+	struct {
+		union {
+			struct xlb_iphdr v4;
+			struct xlb_ipv6hdr v6;
+		};
+		struct xlb_udphdr udp;
+	} hdr = {};
+	__be16 eth_proto;
+
+	if (l3 > XLB_MAX_L3_OFF)
+		return -XLB_DROP_ENCAP_FAIL;
+	if (real->family == XLB_FAMILY_V6) {
+		iplen = IPV6_HLEN;
+		xlb_ipv6_fill(&hdr.v6, pkt->tos, pkt->hash, inner_len + olen - IPV6_HLEN, proto);
+		__builtin_memcpy(hdr.v6.saddr, cfg->src6.v6, 16);
+		__builtin_memcpy(hdr.v6.daddr, real->addr.v6, 16);
+		eth_proto = bpf_htons(ETH_P_IPV6);
+		if (bpf_skb_store_bytes(skb, l3, &hdr.v6, IPV6_HLEN, 0))
+			return -XLB_DROP_ENCAP_FAIL;
+	} else {
+		iplen = IPV4_HLEN;
+		hdr.v4.tos = pkt->tos;
+		hdr.v4.protocol = proto;
+		hdr.v4.saddr = cfg->src4;
+		hdr.v4.daddr = real->addr.v4;
+		xlb_ipv4_finish(&hdr.v4, inner_len + olen);
+		eth_proto = bpf_htons(ETH_P_IP);
+		if (bpf_skb_store_bytes(skb, l3, &hdr.v4, IPV4_HLEN, 0))
+			return -XLB_DROP_ENCAP_FAIL;
+	}
+	if (encap == XLB_ENCAP_GUE) {
+		xlb_udp_fill(&hdr.udp, pkt->hash, cfg->gue_port, inner_len + UDP_HLEN);
+		if (bpf_skb_store_bytes(skb, l3 + iplen, &hdr.udp, UDP_HLEN, 0))
+			return -XLB_DROP_ENCAP_FAIL;
+	}
+	if (bpf_skb_store_bytes(skb, l3 - 2, &eth_proto, sizeof(eth_proto), 0))
+		return -XLB_DROP_ENCAP_FAIL;
+	if (xlb_mac_is_set(cfg->gw_mac) &&
+	    bpf_skb_store_bytes(skb, 0, cfg->gw_mac, ETH_ALEN, 0))
+		return -XLB_DROP_ENCAP_FAIL;
+	if (xlb_mac_is_set(cfg->src_mac) &&
+	    bpf_skb_store_bytes(skb, ETH_ALEN, cfg->src_mac, ETH_ALEN, 0))
+		return -XLB_DROP_ENCAP_FAIL;
+	return FURTHER_PROCESSING;
+}
+
+static __noinline int xlb_hc_encap(struct __sk_buff *skb, struct xlb_pkt *pkt)
+{
+	const struct xlb_hc_config *cfg;
+	struct xlb_hc_real *rp, real;
+	__u32 mark = skb->mark, zero = 0, olen;
+	__u64 flags = BPF_F_ADJ_ROOM_FIXED_GSO;
+	int ret;
+
+	rp = bpf_map_lookup_elem(&xlb_hc_reals, &mark);
+	if (!mark || !rp)
+		return -XLB_PASS_NO_HC_MARK;
+	real = *rp;
+	cfg = bpf_map_lookup_elem(&xlb_hc_config, &zero);
+	if (!cfg)
+		return -XLB_DROP_NO_CONFIG;
+	ret = xlb_hc_parse(skb, pkt);
+	if (ret != FURTHER_PROCESSING)
+		return ret;
+	pkt->hash = xlb_flow_hash(&pkt->flow, 0);
+	olen = xlb_outer_len(real.family, real.encap);
+	flags |= real.family == XLB_FAMILY_V6 ? BPF_F_ADJ_ROOM_ENCAP_L3_IPV6 :
+						BPF_F_ADJ_ROOM_ENCAP_L3_IPV4;
+	if (real.encap == XLB_ENCAP_GUE)
+		flags |= BPF_F_ADJ_ROOM_ENCAP_L4_UDP;
+	if (bpf_skb_adjust_room(skb, olen, BPF_ADJ_ROOM_MAC, flags))
+		return -XLB_DROP_ENCAP_FAIL;
+	ret = xlb_hc_write(skb, pkt, &real, cfg);
+	if (ret != FURTHER_PROCESSING)
+		return ret;
+	xlb_hc_count(XLB_EV_HC_ENCAP, pkt->frame_len, 1);
+	return TC_ACT_OK;
+}
+
+SEC("tc")
+int xlb_healthcheck(struct __sk_buff *skb)
+{
+	struct xlb_pkt pkt = {};
+	int ret;
+
+	ret = xlb_hc_encap(skb, &pkt);
+	if (ret >= 0)
+		return ret;
+	xlb_hc_count(-ret, pkt.frame_len, 0);
+	switch (-ret) {
+#define XLB_REASON_VERDICT(sym, val, name, action) \
+	case val: return action[0] == 'p' ? TC_ACT_OK : TC_ACT_SHOT;
+	XLB_REASONS(XLB_REASON_VERDICT)
+#undef XLB_REASON_VERDICT
+	}
+	return TC_ACT_SHOT;
+}

@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: MIT
+/*
+ * helpers.c - the BPF helpers the runtime provides, with the kernel's
+ * numbers, prototypes and behaviour (net/core/filter.c,
+ * kernel/bpf/helpers.c), including the errors they return.
+ *
+ * Helpers taking the context receive R1 pointing at the UAPI image, which
+ * is the first member of struct xbpf_run_ctx; the frame bounds live behind
+ * it.  Map arguments arrive as struct xbpf_map pointers, as
+ * xbpf_prog__resolve_maps() wrote them into the program.
+ */
+#include <stdio.h>
+#include <time.h>
+
+#include "core_impl.h"
+
+#define PROG(t) XBPF_PROG_BIT(XBPF_PROG_##t)
+#define NET_PROGS (PROG(SOCKET_FILTER) | PROG(SCHED_CLS) | PROG(SCHED_ACT) | PROG(XDP))
+#define TC_PROGS (PROG(SCHED_CLS) | PROG(SCHED_ACT))
+#define ALL_PROGS (NET_PROGS | PROG(TRACEPOINT) | PROG(RAW_MEM))
+
+#define XDP_ABORTED 0
+#define XDP_REDIRECT 4
+#define TC_ACT_SHOT 2
+#define TC_ACT_REDIRECT 7
+#define ENOTSUPP_KERNEL 524 /* the kernel's internal ENOTSUPP, as programs see it */
+
+static struct xbpf_run_ctx *run_ctx(uint64_t r1)
+{
+	return (struct xbpf_run_ctx *)(uintptr_t)r1;
+}
+
+/* ---- maps ------------------------------------------------------------------ */
+
+static uint64_t h_map_lookup_elem(uint64_t map, uint64_t key, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	return (uintptr_t)xbpf_map__lookup_elem((struct xbpf_map *)(uintptr_t)map,
+						(const void *)(uintptr_t)key);
+}
+
+static uint64_t h_map_update_elem(uint64_t map, uint64_t key, uint64_t value, uint64_t flags,
+				  uint64_t a5)
+{
+	return (uint64_t)(int64_t)__xbpf_map_update_prog((struct xbpf_map *)(uintptr_t)map,
+							 (const void *)(uintptr_t)key,
+							 (const void *)(uintptr_t)value, flags);
+}
+
+static uint64_t h_map_delete_elem(uint64_t map, uint64_t key, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	return (uint64_t)(int64_t)__xbpf_map_delete_prog((struct xbpf_map *)(uintptr_t)map,
+							 (const void *)(uintptr_t)key);
+}
+
+static uint64_t h_ringbuf_output(uint64_t map, uint64_t data, uint64_t size, uint64_t flags,
+				 uint64_t a5)
+{
+	return (uint64_t)(int64_t)__xbpf_ringbuf_output((struct xbpf_map *)(uintptr_t)map,
+							(const void *)(uintptr_t)data, size, flags);
+}
+
+/* ---- time, random, cpu ------------------------------------------------------- */
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t h_ktime_get_ns(uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+static uint64_t h_ktime_get_boot_ns(uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	return clock_ns(CLOCK_BOOTTIME);
+}
+
+static uint64_t h_get_prandom_u32(uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	struct xbpf_thread_state *ts = __xbpf_thread();
+	uint64_t x = ts->prandom;
+
+	if (!x)
+		x = clock_ns(CLOCK_MONOTONIC) ^ (uintptr_t)ts ^ 0x9e3779b97f4a7c15ull;
+	/* xorshift64*: cheap, per thread, good enough for load spreading */
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	ts->prandom = x;
+	return (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+static uint64_t h_get_smp_processor_id(uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+				       uint64_t a5)
+{
+	return (uint32_t)xbpf_get_cpu();
+}
+
+/*
+ * bpf_trace_printk: the kernel's restricted format (%d %i %u %x %ld %lu %lx
+ * %lld %llu %llx %p %c %%, at most three arguments).  %s is not followed:
+ * without probe_read we cannot tell a string pointer from junk.
+ */
+static uint64_t h_trace_printk(uint64_t fmt_p, uint64_t fmt_size, uint64_t a3, uint64_t a4,
+			       uint64_t a5)
+{
+	const char *fmt = (const char *)(uintptr_t)fmt_p;
+	uint64_t args[3] = { a3, a4, a5 };
+	char out[512];
+	size_t o = 0, i;
+	int argi = 0;
+
+	if (!fmt || !fmt_size || fmt[fmt_size - 1] != '\0')
+		return (uint64_t)-EINVAL;
+	for (i = 0; fmt[i] && o < sizeof(out) - 1; i++) {
+		char spec[8] = "%";
+		int n = 0, longs = 0;
+		size_t s = 1;
+
+		if (fmt[i] != '%') {
+			out[o++] = fmt[i];
+			continue;
+		}
+		if (fmt[i + 1] == '%') {
+			out[o++] = '%';
+			i++;
+			continue;
+		}
+		while (fmt[i + 1] == 'l' && longs < 2) {
+			longs++;
+			i++;
+		}
+		if (argi >= 3 || !strchr("diuxpc", fmt[i + 1]) || !fmt[i + 1])
+			return (uint64_t)-EINVAL;
+		i++;
+		switch (fmt[i]) {
+		case 'p':
+			n = snprintf(out + o, sizeof(out) - o, "0x%llx", (unsigned long long)args[argi]);
+			break;
+		case 'c':
+			n = snprintf(out + o, sizeof(out) - o, "%c", (char)args[argi]);
+			break;
+		default:
+			spec[s++] = 'l';
+			spec[s++] = 'l';
+			spec[s++] = fmt[i];
+			spec[s] = '\0';
+			if (fmt[i] == 'd' || fmt[i] == 'i') {
+				int64_t v = longs ? (int64_t)args[argi] : (int64_t)(int32_t)args[argi];
+
+				n = snprintf(out + o, sizeof(out) - o, spec, (long long)v);
+			} else {
+				uint64_t v = longs ? args[argi] : (uint32_t)args[argi];
+
+				n = snprintf(out + o, sizeof(out) - o, spec, (unsigned long long)v);
+			}
+		}
+		argi++;
+		if (n < 0)
+			return (uint64_t)-EINVAL;
+		o += (size_t)n < sizeof(out) - o ? (size_t)n : sizeof(out) - 1 - o;
+	}
+	out[o] = '\0';
+	__xbpf_pr(XBPF_DEBUG, "%s", out);
+	return o;
+}
+
+/* ---- checksums (lib/checksum.c and x86-64's csum_partial) ----------------------- */
+
+static uint32_t from64to32(uint64_t x)
+{
+	x = (x & 0xffffffff) + (x >> 32);
+	x = (x & 0xffffffff) + (x >> 32);
+	return (uint32_t)x;
+}
+
+static uint32_t csum_add(uint32_t a, uint32_t b)
+{
+	a += b;
+	return a + (a < b);
+}
+
+static uint32_t csum_sub(uint32_t a, uint32_t b)
+{
+	return csum_add(a, ~b);
+}
+
+static uint16_t csum_fold(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static uint16_t csum_fold16(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+/* csum_partial over whole 32-bit words (ones' complement, end-around carry). */
+static uint32_t csum_words(const uint32_t *w, size_t n, uint32_t seed)
+{
+	uint64_t acc = seed;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		acc += w[i];
+	return from64to32(acc);
+}
+
+/*
+ * bpf_csum_diff(from, from_size, to, to_size, seed): sum of ~from words and
+ * to words, both sizes multiples of 4, 512 bytes together at most, folded
+ * to 16 bits (not complemented) as the kernel returns it.
+ */
+static uint64_t h_csum_diff(uint64_t from_p, uint64_t from_size, uint64_t to_p, uint64_t to_size,
+			    uint64_t seed)
+{
+	const uint8_t *from = (const uint8_t *)(uintptr_t)from_p, *to = (const uint8_t *)(uintptr_t)to_p;
+	uint32_t diff[128];
+	size_t i, n = 0;
+
+	if (((from_size | to_size) & 3) || from_size + to_size > sizeof(diff) ||
+	    from_size > sizeof(diff) || to_size > sizeof(diff))
+		return (uint64_t)-EINVAL;
+	for (i = 0; i < from_size; i += 4) {
+		uint32_t w;
+
+		memcpy(&w, from + i, 4);
+		diff[n++] = ~w;
+	}
+	for (i = 0; i < to_size; i += 4)
+		memcpy(&diff[n++], to + i, 4);
+	/* kernels since 6.12 fold the result to 16 bits on every architecture */
+	return csum_fold16(csum_words(diff, n, (uint32_t)seed));
+}
+
+/* Pointer to `len` writable bytes at `offset` in the skb's linear data, or NULL. */
+static uint8_t *skb_ptr(struct xbpf_run_ctx *ctx, uint64_t offset, uint64_t len)
+{
+	uint8_t *data = xbpf_u32_ptr(ctx->md.skb.data);
+
+	if (offset > 0xffff || len > ctx->md.skb.len || offset > ctx->md.skb.len - len)
+		return NULL;
+	return data + offset;
+}
+
+static uint64_t h_l3_csum_replace(uint64_t r1, uint64_t offset, uint64_t from, uint64_t to,
+				  uint64_t flags)
+{
+	struct xbpf_run_ctx *ctx = run_ctx(r1);
+	uint16_t sum;
+	uint8_t *p;
+
+	if (flags & ~(uint64_t)BPF_F_HDR_FIELD_MASK)
+		return (uint64_t)-EINVAL;
+	if (offset & 1)
+		return (uint64_t)-EFAULT;
+	p = skb_ptr(ctx, offset, sizeof(sum));
+	if (!p)
+		return (uint64_t)-EFAULT;
+	memcpy(&sum, p, sizeof(sum));
+	switch (flags & BPF_F_HDR_FIELD_MASK) {
+	case 0:
+		if (from)
+			return (uint64_t)-EINVAL;
+		sum = csum_fold(csum_add((uint32_t)to, ~(uint32_t)sum));
+		break;
+	case 2: {
+		/* csum_replace2: RFC 1624 in 16 bits */
+		uint32_t s = (uint16_t)~sum;
+
+		s += (uint16_t)~(uint16_t)from;
+		s += (uint16_t)to;
+		s = (s & 0xffff) + (s >> 16);
+		s = (s & 0xffff) + (s >> 16);
+		sum = (uint16_t)~s;
+		break;
+	}
+	case 4:
+		sum = csum_fold(csum_add(csum_sub(~(uint32_t)sum, (uint32_t)from), (uint32_t)to));
+		break;
+	default:
+		return (uint64_t)-EINVAL;
+	}
+	memcpy(p, &sum, sizeof(sum));
+	return 0;
+}
+
+static uint64_t h_l4_csum_replace(uint64_t r1, uint64_t offset, uint64_t from, uint64_t to,
+				  uint64_t flags)
+{
+	struct xbpf_run_ctx *ctx = run_ctx(r1);
+	bool mangled_0 = flags & BPF_F_MARK_MANGLED_0;
+	bool enforce = flags & BPF_F_MARK_ENFORCE;
+	uint16_t sum;
+	uint8_t *p;
+
+	if (flags & ~(uint64_t)(BPF_F_MARK_MANGLED_0 | BPF_F_MARK_ENFORCE | BPF_F_PSEUDO_HDR |
+				BPF_F_HDR_FIELD_MASK | (1ull << 7) /* BPF_F_IPV6 */))
+		return (uint64_t)-EINVAL;
+	if (offset & 1)
+		return (uint64_t)-EFAULT;
+	p = skb_ptr(ctx, offset, sizeof(sum));
+	if (!p)
+		return (uint64_t)-EFAULT;
+	memcpy(&sum, p, sizeof(sum));
+	if (mangled_0 && !enforce && !sum)
+		return 0;
+	/* test_run skbs are CHECKSUM_NONE: the pseudo-header flag changes nothing */
+	switch (flags & BPF_F_HDR_FIELD_MASK) {
+	case 0:
+		if (from)
+			return (uint64_t)-EINVAL;
+		sum = csum_fold(csum_add((uint32_t)to, ~(uint32_t)sum));
+		break;
+	case 2:
+		sum = csum_fold(csum_add(csum_sub(~(uint32_t)sum, (uint16_t)from), (uint16_t)to));
+		break;
+	case 4:
+		sum = csum_fold(csum_add(csum_sub(~(uint32_t)sum, (uint32_t)from), (uint32_t)to));
+		break;
+	default:
+		return (uint64_t)-EINVAL;
+	}
+	if (mangled_0 && !sum)
+		sum = 0xffff; /* CSUM_MANGLED_0 */
+	memcpy(p, &sum, sizeof(sum));
+	return 0;
+}
+
+/* ---- skb data ----------------------------------------------------------------- */
+
+static uint64_t h_skb_store_bytes(uint64_t r1, uint64_t offset, uint64_t from, uint64_t len,
+				  uint64_t flags)
+{
+	struct xbpf_run_ctx *ctx = run_ctx(r1);
+	uint8_t *p;
+
+	if (flags & ~(uint64_t)(BPF_F_RECOMPUTE_CSUM | BPF_F_INVALIDATE_HASH))
+		return (uint64_t)-EINVAL;
+	p = skb_ptr(ctx, offset, len);
+	if (!p)
+		return (uint64_t)-EFAULT;
+	memmove(p, (const void *)(uintptr_t)from, len);
+	if (flags & BPF_F_INVALIDATE_HASH)
+		ctx->md.skb.hash = 0;
+	return 0;
+}
+
+static uint64_t h_skb_load_bytes(uint64_t r1, uint64_t offset, uint64_t to, uint64_t len, uint64_t a5)
+{
+	struct xbpf_run_ctx *ctx = run_ctx(r1);
+	uint8_t *p = skb_ptr(ctx, offset, len);
+
+	if (!p) {
+		memset((void *)(uintptr_t)to, 0, len);
+		return (uint64_t)-EFAULT;
+	}
+	memcpy((void *)(uintptr_t)to, p, len);
+	return 0;
+}
+
+/* bpf_get_hash_recalc: the flow hash; ours is a hash of the packet's bytes up to L4 ports. */
+static uint64_t h_get_hash_recalc(uint64_t r1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	struct xbpf_run_ctx *ctx = run_ctx(r1);
+	const uint8_t *p = xbpf_u32_ptr(ctx->md.skb.data);
+	uint32_t len = ctx->md.skb.len, h = 0x811c9dc5, i;
+
+	if (ctx->md.skb.hash)
+		return ctx->md.skb.hash;
+	for (i = 0; i < len && i < 64; i++)
+		h = (h ^ p[i]) * 0x01000193;
+	ctx->md.skb.hash = h ? h : 1;
+	return ctx->md.skb.hash;
+}
+
+/* ---- redirect ---------------------------------------------------------------- */
+
+static uint64_t h_redirect(uint64_t ifindex, uint64_t flags, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	struct xbpf_thread_state *ts = __xbpf_thread();
+
+	if (ts->prog_type == XBPF_PROG_XDP) {
+		if (flags)
+			return XDP_ABORTED;
+		ts->redirect = (struct xbpf_redirect){ .ifindex = (uint32_t)ifindex };
+		return XDP_REDIRECT;
+	}
+	if (flags & ~(uint64_t)BPF_F_INGRESS)
+		return TC_ACT_SHOT;
+	ts->redirect = (struct xbpf_redirect){ .ifindex = (uint32_t)ifindex, .flags = flags };
+	return TC_ACT_REDIRECT;
+}
+
+static uint64_t h_redirect_map(uint64_t map_p, uint64_t key, uint64_t flags, uint64_t a4, uint64_t a5)
+{
+	struct xbpf_map *map = (struct xbpf_map *)(uintptr_t)map_p;
+	struct xbpf_thread_state *ts = __xbpf_thread();
+	uint64_t action = flags & 3; /* returned when the lookup fails */
+	uint32_t k = (uint32_t)key, *val;
+
+	/* BPF_F_BROADCAST / EXCLUDE_INGRESS need real devices: not supported */
+	if (flags & ~(uint64_t)3)
+		return XDP_ABORTED;
+	if (!map || map->spec.type != XBPF_MAP_DEVMAP)
+		return action;
+	val = xbpf_map__lookup_elem(map, &k);
+	if (!val)
+		return action;
+	ts->redirect = (struct xbpf_redirect){ .ifindex = *val, .flags = flags, .map = map };
+	return XDP_REDIRECT;
+}
+
+/* ---- XDP frame ----------------------------------------------------------------- */
+
+static uint64_t h_xdp_adjust_head(uint64_t r1, uint64_t delta, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	struct xbpf_run_ctx *ctx = run_ctx(r1);
+	struct xdp_md *md = &ctx->md.xdp;
+	int64_t off = (int32_t)delta;
+	uint8_t *meta = xbpf_u32_ptr(md->data_meta), *data = xbpf_u32_ptr(md->data);
+	uint8_t *end = xbpf_u32_ptr(md->data_end);
+	uintptr_t metalen = ctx->meta_valid ? (uintptr_t)(data - meta) : 0;
+	uint8_t *start = ctx->frame + XBPF_XDP_FRAME_SIZE + metalen;
+
+	if ((intptr_t)(uintptr_t)data + off < (intptr_t)(uintptr_t)start ||
+	    (intptr_t)(uintptr_t)data + off > (intptr_t)(uintptr_t)end - XBPF_ETH_HLEN)
+		return (uint64_t)-EINVAL;
+	if (metalen)
+		memmove(meta + off, meta, metalen);
+	md->data_meta = xbpf_ptr_u32(meta + off);
+	md->data = xbpf_ptr_u32(data + off);
+	return 0;
+}
+
+static uint64_t h_xdp_adjust_meta(uint64_t r1, uint64_t delta, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	struct xbpf_run_ctx *ctx = run_ctx(r1);
+	struct xdp_md *md = &ctx->md.xdp;
+	int64_t off = (int32_t)delta;
+	intptr_t meta = (intptr_t)(uintptr_t)md->data_meta + off;
+	intptr_t data = (intptr_t)(uintptr_t)md->data;
+	intptr_t metalen = data - meta;
+
+	if (!ctx->meta_valid)
+		return (uint64_t)-ENOTSUPP_KERNEL;
+	if (meta < (intptr_t)(uintptr_t)(ctx->frame + XBPF_XDP_FRAME_SIZE) || meta > data)
+		return (uint64_t)-EINVAL;
+	/* skb_shared_info.meta_len is a u8: 4-byte multiples up to 252 */
+	if ((metalen & 3) || metalen > 255)
+		return (uint64_t)-EACCES;
+	md->data_meta = (uint32_t)meta;
+	return 0;
+}
+
+static uint64_t h_xdp_adjust_tail(uint64_t r1, uint64_t delta, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	struct xbpf_run_ctx *ctx = run_ctx(r1);
+	struct xdp_md *md = &ctx->md.xdp;
+	int64_t off = (int32_t)delta;
+	intptr_t end = (intptr_t)(uintptr_t)md->data_end + off;
+
+	if (end > (intptr_t)(uintptr_t)(ctx->frame + ctx->frame_size))
+		return (uint64_t)-EINVAL;
+	if (end < (intptr_t)(uintptr_t)md->data + XBPF_ETH_HLEN)
+		return (uint64_t)-EINVAL;
+	if (off > 0)
+		memset(xbpf_u32_ptr(md->data_end), 0, (size_t)off);
+	md->data_end = (uint32_t)end;
+	return 0;
+}
+
+/* ---- perf_event_output ---------------------------------------------------------- */
+
+/*
+ * bpf_perf_event_output(ctx, map, flags, data, size): without perf buffers
+ * we take a ring buffer map as the sink, which the control thread drains
+ * with xbpf_map__ringbuf_consume().  Other maps: -EINVAL.
+ */
+static uint64_t h_perf_event_output(uint64_t r1, uint64_t map_p, uint64_t flags, uint64_t data,
+				    uint64_t size)
+{
+	struct xbpf_map *map = (struct xbpf_map *)(uintptr_t)map_p;
+	uint64_t index = flags & 0xffffffffull;
+
+	if (!map || map->spec.type != XBPF_MAP_RINGBUF)
+		return (uint64_t)-EINVAL;
+	if ((flags & ~(0xffffffffull | (0xfffffull << 32))) ||
+	    (index != 0xffffffffull && index != (uint64_t)xbpf_get_cpu()))
+		return (uint64_t)-EINVAL;
+	if (flags >> 32)
+		return (uint64_t)-EOPNOTSUPP; /* packet payload appending (BPF_F_CTXLEN_MASK) */
+	return (uint64_t)(int64_t)__xbpf_ringbuf_output(map, (const void *)(uintptr_t)data, size, 0);
+}
+
+/* ---- the table -------------------------------------------------------------------- */
+
+#define A(x) XBPF_ARG_##x
+
+static const struct xbpf_helper_proto protos[] = {
+	{ 1, "map_lookup_elem", h_map_lookup_elem, XBPF_RET_PTR_TO_MAP_VALUE_OR_NULL,
+	  { A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY) }, false, ALL_PROGS },
+	{ 2, "map_update_elem", h_map_update_elem, XBPF_RET_INTEGER,
+	  { A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY), A(PTR_TO_MAP_VALUE), A(ANYTHING) }, false, ALL_PROGS },
+	{ 3, "map_delete_elem", h_map_delete_elem, XBPF_RET_INTEGER,
+	  { A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY) }, false, ALL_PROGS },
+	{ 5, "ktime_get_ns", h_ktime_get_ns, XBPF_RET_INTEGER, { 0 }, false, ALL_PROGS },
+	{ 6, "trace_printk", h_trace_printk, XBPF_RET_INTEGER,
+	  { A(PTR_TO_MEM), A(CONST_SIZE), A(ANYTHING), A(ANYTHING), A(ANYTHING) }, false, ALL_PROGS },
+	{ 7, "get_prandom_u32", h_get_prandom_u32, XBPF_RET_INTEGER, { 0 }, false, ALL_PROGS },
+	{ 8, "get_smp_processor_id", h_get_smp_processor_id, XBPF_RET_INTEGER, { 0 }, false, ALL_PROGS },
+	{ 9, "skb_store_bytes", h_skb_store_bytes, XBPF_RET_INTEGER,
+	  { A(PTR_TO_CTX), A(ANYTHING), A(PTR_TO_MEM), A(CONST_SIZE), A(ANYTHING) }, true, TC_PROGS },
+	{ 10, "l3_csum_replace", h_l3_csum_replace, XBPF_RET_INTEGER,
+	  { A(PTR_TO_CTX), A(ANYTHING), A(ANYTHING), A(ANYTHING), A(ANYTHING) }, true, TC_PROGS },
+	{ 11, "l4_csum_replace", h_l4_csum_replace, XBPF_RET_INTEGER,
+	  { A(PTR_TO_CTX), A(ANYTHING), A(ANYTHING), A(ANYTHING), A(ANYTHING) }, true, TC_PROGS },
+	{ 23, "redirect", h_redirect, XBPF_RET_INTEGER, { A(ANYTHING), A(ANYTHING) }, false,
+	  TC_PROGS | PROG(XDP) },
+	{ 25, "perf_event_output", h_perf_event_output, XBPF_RET_INTEGER,
+	  { A(PTR_TO_CTX), A(CONST_MAP_PTR), A(ANYTHING), A(PTR_TO_MEM), A(CONST_SIZE_OR_ZERO) }, false,
+	  NET_PROGS | PROG(TRACEPOINT) },
+	{ 26, "skb_load_bytes", h_skb_load_bytes, XBPF_RET_INTEGER,
+	  { A(PTR_TO_CTX), A(ANYTHING), A(PTR_TO_UNINIT_MEM), A(CONST_SIZE) }, false,
+	  TC_PROGS | PROG(SOCKET_FILTER) },
+	{ 28, "csum_diff", h_csum_diff, XBPF_RET_INTEGER,
+	  { A(PTR_TO_MEM_OR_NULL), A(CONST_SIZE_OR_ZERO), A(PTR_TO_MEM_OR_NULL), A(CONST_SIZE_OR_ZERO),
+	    A(ANYTHING) },
+	  false, NET_PROGS },
+	{ 34, "get_hash_recalc", h_get_hash_recalc, XBPF_RET_INTEGER, { A(PTR_TO_CTX) }, false, TC_PROGS },
+	{ 44, "xdp_adjust_head", h_xdp_adjust_head, XBPF_RET_INTEGER, { A(PTR_TO_CTX), A(ANYTHING) }, true,
+	  PROG(XDP) },
+	{ 51, "redirect_map", h_redirect_map, XBPF_RET_INTEGER,
+	  { A(CONST_MAP_PTR), A(ANYTHING), A(ANYTHING) }, false, PROG(XDP) },
+	{ 54, "xdp_adjust_meta", h_xdp_adjust_meta, XBPF_RET_INTEGER, { A(PTR_TO_CTX), A(ANYTHING) }, true,
+	  PROG(XDP) },
+	{ 65, "xdp_adjust_tail", h_xdp_adjust_tail, XBPF_RET_INTEGER, { A(PTR_TO_CTX), A(ANYTHING) }, true,
+	  PROG(XDP) },
+	{ 125, "ktime_get_boot_ns", h_ktime_get_boot_ns, XBPF_RET_INTEGER, { 0 }, false, ALL_PROGS },
+	{ 130, "ringbuf_output", h_ringbuf_output, XBPF_RET_INTEGER,
+	  { A(CONST_MAP_PTR), A(PTR_TO_MEM), A(CONST_SIZE_OR_ZERO), A(ANYTHING) }, false, ALL_PROGS },
+};
+
+const struct xbpf_helper_proto *xbpf_helper_proto(int32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
+		if (protos[i].id == id)
+			return &protos[i];
+	return NULL;
+}

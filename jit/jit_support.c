@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jit_support.c - the architecture-independent JIT pass driver.
+ *
+ * Every back end emits the whole program (all functions) in one emit() call.
+ * The driver:
+ *   1. optionally blinds constants (a rewritten copy of the program using
+ *      XBPF_REG_AX, after the kernel's bpf_jit_blind_constants()),
+ *   2. checks the structure the back ends rely on (jumps stay inside their
+ *      function, calls land on function entries, functions end in exit/ja),
+ *   3. runs sizing passes (image == NULL) until no native offset changes,
+ *   4. maps an RW image and emits into it,
+ *   5. runs one final pass (final_pass = true) in which calls between
+ *      functions see their final addresses; it must produce the same size
+ *      and offsets as the previous pass (the seed 006 design), and
+ *   6. maps the image RX.  The image is never writable and executable at once.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "engine_impl.h"
+
+/* Sizing passes before giving up: x86 converges in 3-6 on real programs. */
+#define JIT_MAX_PASSES 32
+/* First-pass estimate of native bytes per instruction (generous: long jumps). */
+#define JIT_EST_INSN_BYTES 64
+
+#define LD_IMM64 (XBPF_LD | XBPF_DW | XBPF_IMM)
+
+static bool is_jump(const struct xbpf_insn *insn)
+{
+	uint8_t cls = XBPF_CLASS(insn->code), op = XBPF_OP(insn->code);
+
+	if (cls != XBPF_JMP && cls != XBPF_JMP32)
+		return false;
+	return op != XBPF_CALL && op != XBPF_EXIT;
+}
+
+/* Target slot of a jump at idx (gotol keeps its offset in imm). */
+static int64_t jump_target(const struct xbpf_insn *insn, size_t idx)
+{
+	if (insn->code == (XBPF_JMP32 | XBPF_JA))
+		return (int64_t)idx + insn->imm + 1;
+	return (int64_t)idx + insn->off + 1;
+}
+
+static int insn_slots(const struct xbpf_insn *insns, uint32_t cnt, uint32_t idx)
+{
+	return insns[idx].code == LD_IMM64 && idx + 1 < cnt ? 2 : 1;
+}
+
+static uint32_t func_end(const struct xbpf_exec_prog *prog, uint32_t f)
+{
+	return f + 1 < prog->func_cnt ? prog->func_start[f + 1] : prog->insn_cnt;
+}
+
+static int find_func(const struct xbpf_exec_prog *prog, int64_t insn_idx)
+{
+	uint32_t lo = 0, hi = prog->func_cnt;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (prog->func_start[mid] == insn_idx)
+			return mid;
+		if (prog->func_start[mid] < insn_idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/*
+ * What the back ends may take for granted.  A verified program always passes;
+ * an unverified one that does not gets -ENOTSUP, so the VM runs it in the
+ * interpreter, which reports the fault at run time.
+ */
+static int check_structure(const struct xbpf_exec_prog *prog)
+{
+	uint8_t *second_slot;
+	uint32_t f, i;
+	int err = 0;
+
+	if (!prog->insns || !prog->insn_cnt || !prog->func_cnt || !prog->func_start ||
+	    !prog->stack_depth || prog->func_start[0] != 0)
+		return -EINVAL;
+	for (f = 1; f < prog->func_cnt; f++)
+		if (prog->func_start[f] <= prog->func_start[f - 1] ||
+		    prog->func_start[f] >= prog->insn_cnt)
+			return -EINVAL;
+
+	second_slot = calloc(prog->insn_cnt + 1, 1);
+	if (!second_slot)
+		return -ENOMEM;
+	for (f = 0; f < prog->func_cnt && !err; f++) {
+		uint32_t start = prog->func_start[f], end = func_end(prog, f);
+		const struct xbpf_insn *last = NULL;
+
+		for (i = start; i < end; i++) {
+			const struct xbpf_insn *insn = &prog->insns[i];
+
+			last = insn;
+			if (insn->code == LD_IMM64) {
+				if (i + 1 >= end) {
+					err = -ENOTSUP;
+					break;
+				}
+				second_slot[++i] = 1;
+			}
+		}
+		if (err || !last)
+			break;
+		if (last->code != (XBPF_JMP | XBPF_EXIT) && last->code != (XBPF_JMP | XBPF_JA) &&
+		    last->code != (XBPF_JMP32 | XBPF_JA))
+			err = -ENOTSUP; /* would fall into the next function */
+	}
+	for (f = 0; f < prog->func_cnt && !err; f++) {
+		uint32_t start = prog->func_start[f], end = func_end(prog, f);
+
+		for (i = start; i < end && !err; i++) {
+			const struct xbpf_insn *insn = &prog->insns[i];
+			int64_t t;
+
+			if (second_slot[i])
+				continue;
+			if (is_jump(insn)) {
+				t = jump_target(insn, i);
+				if (t < start || t >= end || second_slot[t])
+					err = -ENOTSUP;
+			} else if (xbpf_insn_is_pseudo_call(insn) ||
+				   (insn->code == LD_IMM64 && insn->src_reg == XBPF_PSEUDO_FUNC)) {
+				t = (int64_t)i + insn->imm + 1;
+				if (find_func(prog, t) < 0)
+					err = -ENOTSUP;
+			}
+		}
+	}
+	free(second_slot);
+	return err;
+}
+
+/* ---- constant blinding ------------------------------------------------- */
+
+struct blinded_prog {
+	struct xbpf_exec_prog prog;
+	struct xbpf_insn *insns;
+	uint32_t *func_start;
+};
+
+static void free_blinded(struct blinded_prog *b)
+{
+	if (!b)
+		return;
+	free(b->insns);
+	free(b->func_start);
+	free(b);
+}
+
+static uint64_t random_u64(void)
+{
+	uint64_t v = 0;
+
+	/* Blinding needs unpredictability, not cryptographic strength. */
+	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		v = (uint64_t)rand() << 32 ^ (uint64_t)rand() ^ (uint64_t)(uintptr_t)&v;
+	return v;
+}
+
+static struct xbpf_insn mk(uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
+{
+	struct xbpf_insn insn = { .code = code, .dst_reg = dst, .src_reg = src, .off = off, .imm = imm };
+
+	return insn;
+}
+
+/* Rewrite insn into out[] (at most 5 slots); returns the slot count. */
+static int blind_one(const struct xbpf_insn *insn, struct xbpf_insn *out)
+{
+	uint8_t cls = XBPF_CLASS(insn->code), op = XBPF_OP(insn->code);
+	uint32_t rnd = (uint32_t)random_u64();
+	const uint8_t ax = XBPF_REG_AX;
+
+	switch (cls) {
+	case XBPF_ALU:
+	case XBPF_ALU64:
+		if (XBPF_SRC(insn->code) != XBPF_K || op == XBPF_NEG || op == XBPF_END ||
+		    (op == XBPF_MOV && insn->off))
+			break;
+		out[0] = mk(cls | XBPF_MOV | XBPF_K, ax, 0, 0, (int32_t)(rnd ^ (uint32_t)insn->imm));
+		out[1] = mk(cls | XBPF_XOR | XBPF_K, ax, 0, 0, (int32_t)rnd);
+		out[2] = mk(cls | op | XBPF_X, insn->dst_reg, ax, insn->off, 0);
+		return 3;
+	case XBPF_JMP:
+	case XBPF_JMP32:
+		if (!is_jump(insn) || op == XBPF_JA || XBPF_SRC(insn->code) != XBPF_K)
+			break;
+		/* ALU64 mov sign-extends, as a JMP's immediate is. */
+		out[0] = mk(XBPF_ALU64 | XBPF_MOV | XBPF_K, ax, 0, 0, (int32_t)(rnd ^ (uint32_t)insn->imm));
+		out[1] = mk(XBPF_ALU64 | XBPF_XOR | XBPF_K, ax, 0, 0, (int32_t)rnd);
+		out[2] = mk(cls | op | XBPF_X, insn->dst_reg, ax, insn->off, 0);
+		return 3;
+	case XBPF_ST:
+		if (XBPF_MODE(insn->code) != XBPF_MEM)
+			break;
+		out[0] = mk(XBPF_ALU64 | XBPF_MOV | XBPF_K, ax, 0, 0, (int32_t)(rnd ^ (uint32_t)insn->imm));
+		out[1] = mk(XBPF_ALU64 | XBPF_XOR | XBPF_K, ax, 0, 0, (int32_t)rnd);
+		out[2] = mk(XBPF_STX | XBPF_MEM | XBPF_SIZE(insn->code), insn->dst_reg, ax, insn->off, 0);
+		return 3;
+	case XBPF_LD:
+		if (insn->code != LD_IMM64 || insn->src_reg == XBPF_PSEUDO_FUNC ||
+		    insn->src_reg == XBPF_PSEUDO_BTF_ID) {
+			break;
+		} else {
+			uint64_t v = (uint32_t)insn[0].imm | (uint64_t)(uint32_t)insn[1].imm << 32;
+			uint64_t r = random_u64(), x = v ^ r;
+
+			/* ax = v ^ r; dst = r; dst ^= ax */
+			out[0] = mk(LD_IMM64, ax, 0, 0, (int32_t)(uint32_t)x);
+			out[1] = mk(0, 0, 0, 0, (int32_t)(uint32_t)(x >> 32));
+			out[2] = mk(LD_IMM64, insn->dst_reg, 0, 0, (int32_t)(uint32_t)r);
+			out[3] = mk(0, 0, 0, 0, (int32_t)(uint32_t)(r >> 32));
+			out[4] = mk(XBPF_ALU64 | XBPF_XOR | XBPF_X, insn->dst_reg, ax, 0, 0);
+			return 5;
+		}
+	}
+	out[0] = insn[0];
+	if (insn->code == LD_IMM64) {
+		out[1] = insn[1];
+		return 2;
+	}
+	return 1;
+}
+
+/*
+ * Blind every immediate an attacker could use to plant instruction bytes.
+ * Jump, gotol and call offsets are recomputed for the longer program.
+ */
+static int blind_constants(const struct xbpf_exec_prog *prog, struct blinded_prog **ret)
+{
+	uint32_t cnt = prog->insn_cnt, i, n = 0;
+	uint32_t *newidx, *lastidx;
+	struct blinded_prog *b;
+	int err = -ENOMEM;
+
+	b = calloc(1, sizeof(*b));
+	newidx = calloc(cnt + 1, sizeof(*newidx));
+	lastidx = calloc(cnt + 1, sizeof(*lastidx));
+	if (!b || !newidx || !lastidx)
+		goto out;
+	/* Worst case: every ld_imm64 (2 slots) becomes 5, every other insn 3. */
+	b->insns = calloc((size_t)cnt * 3 + 2, sizeof(*b->insns));
+	b->func_start = calloc(prog->func_cnt, sizeof(*b->func_start));
+	if (!b->insns || !b->func_start)
+		goto out;
+
+	for (i = 0; i < cnt;) {
+		const struct xbpf_insn *insn = &prog->insns[i];
+		int slots = insn_slots(prog->insns, cnt, i);
+		int k;
+
+		if (slots == 1 && insn->code == LD_IMM64) {
+			/* truncated ld_imm64: copy it, the structure check refuses it */
+			b->insns[n] = *insn;
+			k = 1;
+		} else {
+			k = blind_one(insn, &b->insns[n]);
+		}
+		newidx[i] = n;
+		lastidx[i] = n + k - 1;
+		if (slots == 2) {
+			newidx[i + 1] = n + 1;
+			lastidx[i + 1] = n + k - 1;
+		}
+		n += k;
+		i += slots;
+	}
+	newidx[cnt] = n;
+
+	err = -E2BIG;
+	for (i = 0; i < cnt; i += insn_slots(prog->insns, cnt, i)) {
+		const struct xbpf_insn *insn = &prog->insns[i];
+		struct xbpf_insn *to;
+		int64_t t, rel;
+
+		bool func_ref = xbpf_insn_is_pseudo_call(insn) ||
+				(insn->code == LD_IMM64 && insn->src_reg == XBPF_PSEUDO_FUNC);
+
+		if (!is_jump(insn) && !func_ref)
+			continue;
+		t = is_jump(insn) ? jump_target(insn, i) : (int64_t)i + insn->imm + 1;
+		if (t < 0 || t > cnt) {
+			err = -ENOTSUP;
+			goto out;
+		}
+		/* ld_imm64 is copied as is (first slot); jumps and calls end their expansion */
+		to = &b->insns[func_ref && insn->code == LD_IMM64 ? newidx[i] : lastidx[i]];
+		rel = (int64_t)newidx[t] - (to - b->insns) - 1;
+		if (insn->code == (XBPF_JMP32 | XBPF_JA) || func_ref) {
+			if (rel < INT32_MIN || rel > INT32_MAX)
+				goto out;
+			to->imm = (int32_t)rel;
+		} else {
+			if (rel < INT16_MIN || rel > INT16_MAX)
+				goto out;
+			to->off = (int16_t)rel;
+		}
+	}
+	for (i = 0; i < prog->func_cnt; i++) {
+		if (prog->func_start[i] >= cnt) {
+			err = -EINVAL;
+			goto out;
+		}
+		b->func_start[i] = newidx[prog->func_start[i]];
+	}
+
+	b->prog = *prog;
+	b->prog.insns = b->insns;
+	b->prog.insn_cnt = n;
+	b->prog.func_start = b->func_start;
+	*ret = b;
+	b = NULL;
+	err = 0;
+out:
+	free(newidx);
+	free(lastidx);
+	free_blinded(b);
+	return err;
+}
+
+/* ---- passes ------------------------------------------------------------ */
+
+static int run_pass(const struct xbpf_jit_arch *arch, struct xbpf_jit_ctx *ctx)
+{
+	int err;
+
+	ctx->pos = 0;
+	err = arch->emit(ctx);
+	if (err)
+		return err;
+	if (ctx->image && ctx->pos > ctx->image_cap)
+		return -EFAULT;
+	ctx->pass++;
+	return 0;
+}
+
+int __xbpf_jit_compile(const struct xbpf_jit_arch *arch, const struct xbpf_exec_prog *prog,
+		       bool blind_constants_on, struct xbpf_jit_image *ret_image)
+{
+	struct blinded_prog *blinded = NULL;
+	uint32_t *insn_off = NULL, *func_off = NULL, *prev_insn = NULL, *prev_func = NULL;
+	struct xbpf_jit_ctx ctx = {};
+	size_t size, map_size, insn_bytes, func_bytes, page;
+	void *mem = MAP_FAILED;
+	bool converged = false;
+	uint32_t i;
+	int err;
+
+	if (!ret_image || !prog)
+		return -EINVAL;
+	memset(ret_image, 0, sizeof(*ret_image));
+	if (!arch || !arch->emit)
+		return -ENOTSUP;
+	if (!prog->insns || !prog->insn_cnt || !prog->func_cnt || !prog->func_start ||
+	    !prog->stack_depth)
+		return -EINVAL;
+
+	if (blind_constants_on) {
+		err = blind_constants(prog, &blinded);
+		if (err)
+			return err;
+		prog = &blinded->prog;
+	}
+	err = check_structure(prog);
+	if (err)
+		goto out;
+
+	insn_bytes = ((size_t)prog->insn_cnt + 1) * sizeof(uint32_t);
+	func_bytes = ((size_t)prog->func_cnt + 1) * sizeof(uint32_t);
+	insn_off = malloc(insn_bytes);
+	prev_insn = malloc(insn_bytes);
+	func_off = malloc(func_bytes);
+	prev_func = malloc(func_bytes);
+	err = -ENOMEM;
+	if (!insn_off || !prev_insn || !func_off || !prev_func)
+		goto out;
+
+	/* First-pass estimates: far apart, so the first pass picks long forms. */
+	for (i = 0; i <= prog->insn_cnt; i++)
+		insn_off[i] = i * JIT_EST_INSN_BYTES;
+	for (i = 0; i < prog->func_cnt; i++)
+		func_off[i] = insn_off[prog->func_start[i]];
+	func_off[prog->func_cnt] = insn_off[prog->insn_cnt];
+
+	ctx.prog = prog;
+	ctx.insn_off = insn_off;
+	ctx.func_off = func_off;
+
+	/* Sizing: converged once a pass reproduces every offset. */
+	while (ctx.pass < JIT_MAX_PASSES) {
+		memcpy(prev_insn, insn_off, insn_bytes);
+		memcpy(prev_func, func_off, func_bytes);
+		err = run_pass(arch, &ctx);
+		if (err)
+			goto out;
+		if (!memcmp(prev_insn, insn_off, insn_bytes) && !memcmp(prev_func, func_off, func_bytes)) {
+			converged = true;
+			break;
+		}
+	}
+	err = -ELOOP;
+	if (!converged || !ctx.pos)
+		goto out;
+
+	size = ctx.pos;
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	map_size = (size + page - 1) / page * page;
+	mem = mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED) {
+		err = -ENOMEM;
+		goto out;
+	}
+	ctx.image = mem;
+	ctx.image_cap = size;
+
+	/* Emit into the image, then the final pass with every address known. */
+	for (i = 0; i < 2; i++) {
+		ctx.final_pass = i == 1;
+		err = run_pass(arch, &ctx);
+		if (err)
+			goto out;
+		if (ctx.pos != size || memcmp(prev_insn, insn_off, insn_bytes) ||
+		    memcmp(prev_func, func_off, func_bytes)) {
+			err = -EFAULT; /* a back end whose output depends on more than offsets */
+			goto out;
+		}
+	}
+	__builtin___clear_cache((char *)mem, (char *)mem + size);
+	if (mprotect(mem, map_size, PROT_READ | PROT_EXEC)) {
+		err = -errno;
+		goto out;
+	}
+
+	ret_image->code = mem;
+	ret_image->size = size;
+	ret_image->map_size = map_size;
+	ret_image->func_cnt = prog->func_cnt;
+	ret_image->func_off = func_off;
+	func_off = NULL;
+	mem = MAP_FAILED;
+	err = 0;
+out:
+	if (mem != MAP_FAILED)
+		munmap(mem, map_size);
+	free(insn_off);
+	free(prev_insn);
+	free(func_off);
+	free(prev_func);
+	free_blinded(blinded);
+	return err;
+}
+
+void __xbpf_jit_image_free(struct xbpf_jit_image *image)
+{
+	if (!image)
+		return;
+	if (image->code)
+		munmap(image->code, image->map_size);
+	free(image->func_off);
+	memset(image, 0, sizeof(*image));
+}

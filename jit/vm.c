@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vm.c - the engines' front end: verify, resolve maps, find functions,
+ * prepare the interpreter or a JIT image, run and test-run.
+ *
+ * A program reaches an engine only through here.  Verified programs take
+ * their function boundaries and stack depths from the verifier.  Programs
+ * run with skip_verify get the structural checks the kernel does before its
+ * verifier proper (encodings, subprogram boundaries from pseudo calls, jumps
+ * staying inside their function, functions ending in exit or a jump) so that
+ * the interpreter never leaves the instruction array; their memory accesses
+ * stay unproven, and each function gets a full 512-byte frame.
+ *
+ * A JIT that cannot compile falls back to the interpreter with a WARN
+ * (DPDK's bpf_load.c does the same).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine_impl.h"
+#include "xbpf_verifier.h"
+
+/* The runtime core's print callback dispatcher (jit/core). */
+void __xbpf_pr(enum xbpf_print_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define pr_warn(fmt, ...) __xbpf_pr(XBPF_WARN, "libxbpf: " fmt, ##__VA_ARGS__)
+
+struct xbpf_vm {
+	const struct xbpf_prog *prog;
+	enum xbpf_prog_type type;
+	enum xbpf_engine_kind engine;
+	struct xbpf_insn *insns; /* maps resolved */
+	size_t insn_cnt;
+	uint32_t *func_start;
+	uint16_t *stack_depth;
+	struct xbpf_exec_prog exec;
+	struct xbpf_verify_info info;
+	struct xbpf_jit_image image;
+	xbpf_jit_entry_fn jit_entry; /* NULL: interpreter */
+};
+
+const char *xbpf_engine_name(enum xbpf_engine_kind kind)
+{
+	switch (kind) {
+	case XBPF_ENGINE_INTERP:
+		return "interp";
+	case XBPF_ENGINE_JIT:
+		return "jit";
+	}
+	return "unknown";
+}
+
+/* libbpf's OPTS_VALID: a known size prefix, zeros in any newer fields. */
+static bool opts_valid(const void *opts, size_t known_sz, size_t user_sz)
+{
+	const uint8_t *p = opts;
+	size_t i;
+
+	if (!opts)
+		return true;
+	if (user_sz < sizeof(size_t))
+		return false;
+	for (i = known_sz; i < user_sz; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+#define OPTS_SZ(type) (offsetof(struct type, type##__last_field) + sizeof(((struct type *)0)->type##__last_field))
+#define OPTS_OK(opts, type) opts_valid((opts), OPTS_SZ(type), (opts) ? (opts)->sz : 0)
+#define OPTS_GET(opts, field, fallback)                                                            \
+	((opts) && (opts)->sz >= offsetof(typeof(*(opts)), field) + sizeof((opts)->field)          \
+		 ? (opts)->field                                                                   \
+		 : (fallback))
+
+/* Messages of the structural check go where the verifier log would. */
+__attribute__((format(printf, 2, 3))) static void vm_log(const struct xbpf_vm_opts *opts,
+							 const char *fmt, ...)
+{
+	char *buf = OPTS_GET(opts, log_buf, NULL);
+	size_t size = OPTS_GET(opts, log_size, 0);
+	va_list ap;
+
+	if (!buf || !size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool ld_abs_allowed(enum xbpf_prog_type type)
+{
+	return type == XBPF_PROG_SOCKET_FILTER || type == XBPF_PROG_SCHED_CLS ||
+	       type == XBPF_PROG_SCHED_ACT;
+}
+
+/*
+ * skip_verify: the kernel's pre-verifier checks (resolve_pseudo_ldimm64(),
+ * check_subprogs()), with its messages.  Fills vm->func_start/stack_depth.
+ */
+static int structural_check(struct xbpf_vm *vm, const struct xbpf_insn *insns, size_t cnt,
+			    const struct xbpf_vm_opts *opts)
+{
+	uint32_t *starts = NULL;
+	bool *second_half = NULL;
+	size_t i, nstarts = 0, f;
+	int err = -EINVAL;
+
+	if (!cnt || cnt > (1u << 24)) {
+		vm_log(opts, "invalid program length %zu\n", cnt);
+		return -EINVAL;
+	}
+	starts = calloc(XBPF_MAX_SUBPROGS + 1, sizeof(*starts));
+	second_half = calloc(cnt, sizeof(*second_half));
+	if (!starts || !second_half) {
+		err = -ENOMEM;
+		goto out;
+	}
+	starts[nstarts++] = 0;
+	for (i = 0; i < cnt; i += xbpf_insn_len(&insns[i])) {
+		const struct xbpf_insn *insn = &insns[i];
+		const char *msg;
+		int64_t target;
+
+		if (xbpf_insn_check(insns, cnt, i, &msg)) {
+			vm_log(opts, "%zu: %s\n", i, msg);
+			goto out;
+		}
+		if (XBPF_CLASS(insn->code) == XBPF_LD && XBPF_MODE(insn->code) != XBPF_IMM &&
+		    !ld_abs_allowed(vm->type)) {
+			vm_log(opts, "%zu: BPF_LD_[ABS|IND] instructions not allowed for this program type\n", i);
+			goto out;
+		}
+		if (xbpf_insn_len(insn) == 2)
+			second_half[i + 1] = true;
+		if (insn->code == (XBPF_JMP | XBPF_CALL) && insn->src_reg == XBPF_PSEUDO_KFUNC_CALL) {
+			vm_log(opts, "%zu: kernel function calls are not supported\n", i);
+			goto out;
+		}
+		if (!xbpf_insn_is_pseudo_call(insn) &&
+		    !(insn->code == (XBPF_LD | XBPF_DW | XBPF_IMM) && insn->src_reg == XBPF_PSEUDO_FUNC))
+			continue;
+		target = (int64_t)i + insn->imm + 1;
+		if (target < 0 || target >= (int64_t)cnt) {
+			vm_log(opts, "%zu: call to invalid destination\n", i);
+			goto out;
+		}
+		if (nstarts > XBPF_MAX_SUBPROGS) {
+			vm_log(opts, "too many subprograms\n");
+			goto out;
+		}
+		starts[nstarts++] = (uint32_t)target;
+	}
+	qsort(starts, nstarts, sizeof(*starts), cmp_u32);
+	for (i = 1, f = 1; i < nstarts; i++)
+		if (starts[i] != starts[f - 1])
+			starts[f++] = starts[i];
+	nstarts = f;
+	if (nstarts > XBPF_MAX_SUBPROGS) {
+		vm_log(opts, "too many subprograms\n");
+		goto out;
+	}
+
+	for (f = 0; f < nstarts; f++) {
+		size_t start = starts[f], end = f + 1 < nstarts ? starts[f + 1] : cnt;
+		const struct xbpf_insn *last = &insns[end - 1];
+
+		if (second_half[start]) {
+			vm_log(opts, "%zu: call into the middle of ldimm64 insn\n", start);
+			goto out;
+		}
+		for (i = start; i < end; i += xbpf_insn_len(&insns[i])) {
+			const struct xbpf_insn *insn = &insns[i];
+			uint8_t class = XBPF_CLASS(insn->code), op = XBPF_OP(insn->code);
+			int64_t target;
+
+			if ((class != XBPF_JMP && class != XBPF_JMP32) || op == XBPF_CALL ||
+			    op == XBPF_EXIT)
+				continue;
+			target = (int64_t)i + 1 +
+				 (insn->code == (XBPF_JMP32 | XBPF_JA) ? insn->imm : insn->off);
+			if (target < (int64_t)start || target >= (int64_t)end) {
+				vm_log(opts, "jump out of range from insn %zu to %lld\n", i, (long long)target);
+				goto out;
+			}
+			if (second_half[target]) {
+				vm_log(opts, "jump into the middle of ldimm64 insn %lld\n", (long long)target - 1);
+				goto out;
+			}
+		}
+		if (second_half[end - 1] ||
+		    (last->code != (XBPF_JMP | XBPF_EXIT) && last->code != (XBPF_JMP | XBPF_JA) &&
+		     last->code != (XBPF_JMP32 | XBPF_JA))) {
+			vm_log(opts, "last insn is not an exit or jmp\n");
+			goto out;
+		}
+	}
+
+	vm->func_start = calloc(nstarts, sizeof(*vm->func_start));
+	vm->stack_depth = calloc(nstarts, sizeof(*vm->stack_depth));
+	if (!vm->func_start || !vm->stack_depth) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (f = 0; f < nstarts; f++) {
+		vm->func_start[f] = starts[f];
+		vm->stack_depth[f] = XBPF_STACK_SIZE;
+	}
+	vm->exec.func_cnt = (uint32_t)nstarts;
+	err = 0;
+out:
+	free(starts);
+	free(second_half);
+	return err;
+}
+
+static int take_verifier_funcs(struct xbpf_vm *vm)
+{
+	uint32_t n = vm->info.func_cnt ? vm->info.func_cnt : 1;
+
+	if (n > XBPF_MAX_SUBPROGS)
+		return -EINVAL;
+	vm->func_start = calloc(n, sizeof(*vm->func_start));
+	vm->stack_depth = calloc(n, sizeof(*vm->stack_depth));
+	if (!vm->func_start || !vm->stack_depth)
+		return -ENOMEM;
+	if (vm->info.func_cnt) {
+		memcpy(vm->func_start, vm->info.func_start, n * sizeof(*vm->func_start));
+		memcpy(vm->stack_depth, vm->info.stack_depth, n * sizeof(*vm->stack_depth));
+	}
+	vm->exec.func_cnt = n;
+	return 0;
+}
+
+static void prepare_jit(struct xbpf_vm *vm, const struct xbpf_vm_opts *opts)
+{
+	const struct xbpf_jit_arch *arch = __xbpf_jit_host_arch;
+	int err;
+
+	if (!arch) {
+		pr_warn("prog '%s': JIT failed (no JIT for this architecture), falling back to the interpreter\n",
+			xbpf_prog__name(vm->prog));
+		return;
+	}
+	err = __xbpf_jit_compile(arch, &vm->exec, OPTS_GET(opts, blind_constants, false), &vm->image);
+	if (err) {
+		pr_warn("prog '%s': JIT failed (%s: %s), falling back to the interpreter\n",
+			xbpf_prog__name(vm->prog), arch->name, strerror(-err));
+		memset(&vm->image, 0, sizeof(vm->image));
+		return;
+	}
+	vm->jit_entry = (xbpf_jit_entry_fn)vm->image.code;
+	vm->engine = XBPF_ENGINE_JIT;
+}
+
+struct xbpf_vm *xbpf_vm__new(const struct xbpf_prog *prog, const struct xbpf_vm_opts *opts)
+{
+	const struct xbpf_insn *orig;
+	struct xbpf_vm *vm;
+	size_t orig_cnt;
+	int err;
+
+	if (!prog || !OPTS_OK(opts, xbpf_vm_opts)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	vm = calloc(1, sizeof(*vm));
+	if (!vm) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	vm->prog = prog;
+	vm->type = xbpf_prog__type(prog);
+	vm->engine = XBPF_ENGINE_INTERP;
+	orig = xbpf_prog__insns(prog);
+	orig_cnt = xbpf_prog__insn_cnt(prog);
+
+	if (OPTS_GET(opts, skip_verify, false)) {
+		err = structural_check(vm, orig, orig_cnt, opts);
+	} else {
+		XBPF_OPTS(xbpf_verify_opts, vopts, .log_level = OPTS_GET(opts, log_level, 0),
+			  .log_buf = OPTS_GET(opts, log_buf, NULL),
+			  .log_size = OPTS_GET(opts, log_size, 0), );
+
+		err = xbpf_verify(prog, &vopts, &vm->info);
+		if (!err)
+			err = take_verifier_funcs(vm);
+		vm->exec.verified = !err;
+	}
+	if (err)
+		goto err_free;
+
+	err = xbpf_prog__resolve_maps(prog, &vm->insns, &vm->insn_cnt);
+	if (err)
+		goto err_free;
+	if (vm->insn_cnt != orig_cnt || vm->insn_cnt > UINT32_MAX) {
+		err = -EINVAL;
+		goto err_free;
+	}
+	vm->exec.insns = vm->insns;
+	vm->exec.insn_cnt = (uint32_t)vm->insn_cnt;
+	vm->exec.func_start = vm->func_start;
+	vm->exec.stack_depth = vm->stack_depth;
+
+	if (OPTS_GET(opts, engine, XBPF_ENGINE_INTERP) == XBPF_ENGINE_JIT)
+		prepare_jit(vm, opts);
+	return vm;
+
+err_free:
+	xbpf_vm__free(vm);
+	errno = -err;
+	return NULL;
+}
+
+struct xbpf_vm *xbpf_vm__free(struct xbpf_vm *vm)
+{
+	if (!vm)
+		return NULL;
+	if (vm->image.code)
+		__xbpf_jit_image_free(&vm->image);
+	free(vm->insns);
+	free(vm->func_start);
+	free(vm->stack_depth);
+	free(vm);
+	return NULL;
+}
+
+enum xbpf_engine_kind xbpf_vm__engine(const struct xbpf_vm *vm)
+{
+	return vm ? vm->engine : XBPF_ENGINE_INTERP;
+}
+
+const struct xbpf_verify_info *xbpf_vm__verify_info(const struct xbpf_vm *vm)
+{
+	return vm ? &vm->info : NULL;
+}
+
+static inline uint64_t vm_run(struct xbpf_vm *vm, uint64_t r1, uint64_t r2, int *ret_err)
+{
+	if (vm->jit_entry) {
+		*ret_err = 0;
+		return vm->jit_entry(r1, r2);
+	}
+	return __xbpf_interp_run_err(&vm->exec, r1, r2, ret_err);
+}
+
+uint64_t xbpf_vm__exec(struct xbpf_vm *vm, void *r1, uint64_t r2)
+{
+	int err;
+
+	if (!vm)
+		return 0;
+	return vm_run(vm, (uintptr_t)r1, r2, &err);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Like BPF_PROG_TEST_RUN, but the packet is restored before every run.  The
+ * restores are timed on their own and taken out of `duration`, so that it
+ * counts the program alone, as the kernel's figure does.
+ */
+int xbpf_vm__test_run(struct xbpf_vm *vm, struct xbpf_test_run_opts *opts)
+{
+	struct xbpf_run_ctx *ctx = NULL;
+	uint64_t t0, t_runs, t_resets = 0, r0 = 0;
+	int repeat, i, err, fault = 0;
+
+	if (!vm || !opts || !OPTS_OK(opts, xbpf_test_run_opts) || opts->repeat < 0) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	repeat = opts->repeat ? opts->repeat : 1;
+	xbpf_set_cpu((int)opts->cpu);
+	err = xbpf_run_ctx__new(vm->type, opts, &ctx);
+	if (err)
+		goto out;
+
+	if (repeat > 1) {
+		t0 = now_ns();
+		for (i = 0; i < repeat; i++)
+			xbpf_run_ctx__reset(ctx);
+		t_resets = now_ns() - t0;
+	}
+	t0 = now_ns();
+	for (i = 0; i < repeat; i++) {
+		err = xbpf_run_ctx__reset(ctx);
+		if (err)
+			goto out;
+		r0 = vm_run(vm, (uintptr_t)xbpf_run_ctx__r1(ctx), xbpf_run_ctx__r2(ctx), &fault);
+		if (fault) {
+			err = fault;
+			goto out;
+		}
+	}
+	t_runs = now_ns() - t0;
+	t_runs = t_runs > t_resets ? t_runs - t_resets : 0;
+	opts->retval = (uint32_t)r0;
+	opts->duration = (uint32_t)(t_runs / (uint64_t)repeat);
+	err = xbpf_run_ctx__finish(ctx, opts);
+out:
+	xbpf_run_ctx__free(ctx);
+	if (err) {
+		errno = -err;
+		return err;
+	}
+	return 0;
+}
+
+int xbpf_vm__jit_func(const struct xbpf_vm *vm, size_t idx, const void **ret_code, size_t *ret_size)
+{
+	if (!vm || !ret_code || !ret_size) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	if (!vm->jit_entry || !vm->image.func_off || idx >= vm->image.func_cnt) {
+		errno = ENOENT;
+		return -ENOENT;
+	}
+	*ret_code = (const uint8_t *)vm->image.code + vm->image.func_off[idx];
+	*ret_size = vm->image.func_off[idx + 1] - vm->image.func_off[idx];
+	return 0;
+}

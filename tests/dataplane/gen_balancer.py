@@ -1,0 +1,391 @@
+# SPDX-License-Identifier: MIT
+"""Golden table for balancer.bpf.o.  Every expected packet is built here with
+scapy from the specification (xlb_shared.h, hash.h, encap.h), never captured
+from the program.  Usage: gen_balancer.py OUT.tab"""
+import sys
+
+from scapy.all import (ARP, Dot1Q, Ether, ICMP, IP, IPv6, IPv6ExtHdrHopByHop,
+                       ICMPv6EchoRequest, ICMPv6EchoReply, ICMPv6PacketTooBig,
+                       Raw, TCP, UDP, IPOption_NOP)
+
+from xlbtab import *
+
+LB_MAC, PEER_MAC, GW_MAC, SRC_MAC = ('02:00:00:00:00:01', '02:00:00:00:00:02',
+                                     '02:00:00:00:00:fe', '02:00:00:00:00:aa')
+SRC4, SRC4_PLEN, SRC6, SRC6_PLEN = '10.255.0.0', 16, 'fc00:ffff::', 112
+CLIENT, CLIENT2, CLIENT6 = '198.51.100.7', '198.51.100.8', '2001:db8:c::7'
+REALS = {1: '10.0.0.1', 2: '10.0.0.2', 3: '10.0.0.3',
+         4: 'fc00::1', 5: 'fc00::2', 6: 'fc00::3'}
+P4, P4B, P6, P6B = [1, 2, 3], [3, 1, 2], [4, 5, 6], [6, 4, 5]
+GUE_PORT = 9886
+IF_RX, IF_TX = 2, 3       # veths the wrapper creates in a fresh netns
+
+# vip_num: (addr, port, proto, flags, encap, ring pattern)
+VIPS = {
+    0: ('192.0.2.10', 80, 6, 0, ENCAP_IP, P4),
+    1: ('192.0.2.10', 53, 17, 0, ENCAP_IP, P4),
+    2: ('192.0.2.11', 0, 6, 0, ENCAP_GUE, P4),
+    3: ('2001:db8::10', 443, 6, 0, ENCAP_IP, P6),
+    4: ('192.0.2.12', 80, 6, F_NO_SPORT, ENCAP_IP, P4),
+    5: ('192.0.2.13', 80, 6, F_DPORT_ONLY, ENCAP_IP, P4),
+    6: ('192.0.2.14', 80, 6, F_NO_LRU, ENCAP_IP, P4),
+    7: ('192.0.2.15', 80, 6, F_LOCAL, ENCAP_IP, P4),
+    8: ('192.0.2.16', 443, 17, F_QUIC, ENCAP_IP, P4),
+    9: ('2001:db8::11', 80, 6, 0, ENCAP_GUE, P6),
+    10: ('192.0.2.17', 80, 6, 0, ENCAP_IP, P6),
+    11: ('2001:db8::12', 80, 6, 0, ENCAP_IP, P4),
+    12: ('192.0.2.18', 80, 6, 0, ENCAP_GUE, P4),
+    13: ('192.0.2.19', 80, 6, 0, ENCAP_IP, []),     # no reals: empty ring
+}
+state = {v: {'half': 0, 'pattern': VIPS[v][5]} for v in VIPS}
+lru = {}          # flow -> real, what the program must remember (CPU 0)
+
+t = Table()
+
+
+def cfg(**kw):
+    a = dict(gw_mac=GW_MAC, src4=SRC4, src4_plen=SRC4_PLEN, src6=SRC6,
+             src6_plen=SRC6_PLEN, gue_port=GUE_PORT)
+    a.update(kw)
+    return config(**a)
+
+
+def eth(vlan=None):
+    e = Ether(src=PEER_MAC, dst=LB_MAC)
+    return e / Dot1Q(vlan=vlan) if vlan is not None else e
+
+
+def l3(src, dst, **kw):
+    return IP(src=src, dst=dst, **kw) if fam(dst) == 4 else IPv6(src=src, dst=dst)
+
+
+def tcp_pkt(src, dst, sport, dport, flags='S', vlan=None, payload=b'hello', **kw):
+    return eth(vlan) / l3(src, dst, **kw) / TCP(sport=sport, dport=dport, flags=flags,
+                                                 seq=1000) / Raw(payload)
+
+
+def udp_pkt(src, dst, sport, dport, payload=b'dns?', vlan=None):
+    return eth(vlan) / l3(src, dst) / UDP(sport=sport, dport=dport) / Raw(payload)
+
+
+def ring_real(v, h):
+    pat = state[v]['pattern']
+    return pat[(h % RING_SIZE) % len(pat)]
+
+
+def encap(pkt, v, real, h, src_mac=LB_MAC):
+    """The expected packet: outer headers in front of pkt's IP header."""
+    if Dot1Q in pkt:
+        inner = pkt[Dot1Q].payload
+    else:
+        inner = pkt[Ether].payload
+    inner_bytes = bytes(inner)
+    ifam = 4 if inner_bytes[0] >> 4 == 4 else 6
+    tos = inner_bytes[1] if ifam == 4 else ((inner_bytes[0] & 0xf) << 4) | (inner_bytes[1] >> 4)
+    raddr = REALS[real]
+    gue = VIPS[v][4] == ENCAP_GUE
+    proto = 17 if gue else (4 if ifam == 4 else 41)
+    if fam(raddr) == 4:
+        outer = IP(src=outer_src4(SRC4, SRC4_PLEN, h), dst=raddr, tos=tos, id=0,
+                   flags=0, ttl=OUTER_TTL, proto=proto)
+    else:
+        outer = IPv6(src=outer_src6(SRC6, SRC6_PLEN, h), dst=raddr, tc=tos,
+                     fl=h & 0xfffff, hlim=OUTER_TTL, nh=proto)
+    if gue:
+        outer = outer / UDP(sport=0xc000 | (h & 0x3fff), dport=GUE_PORT, chksum=0)
+    e = Ether(src=src_mac, dst=GW_MAC)
+    if Dot1Q in pkt:
+        e = e / Dot1Q(vlan=pkt[Dot1Q].vlan)
+    return e / outer / Raw(inner_bytes)
+
+
+def flow_of(pkt):
+    ip = pkt[IP] if IP in pkt else pkt[IPv6]
+    l4 = pkt[TCP] if TCP in pkt else pkt[UDP]
+    return (ip.src, ip.dst, l4.sport, l4.dport, 6 if TCP in pkt else 17)
+
+
+def balanced(name, pkt, v, expect_real=None, syn=None, lru_use=True, note_lru=True,
+             stats=True, retval=XDP_TX, src_mac=LB_MAC, quic_real=None):
+    """A row whose packet must leave encapsulated toward its real."""
+    f = flow_of(pkt)
+    flags = VIPS[v][3]
+    h = flow_hash(*f, flags=flags)
+    if syn is None:
+        syn = TCP in pkt and (pkt[TCP].flags & 0x12) == 0x02
+    use_lru = lru_use and not (flags & F_NO_LRU)
+    if quic_real:
+        real = quic_real
+    elif use_lru and not syn and f in lru:
+        real = lru[f]
+    else:
+        real = ring_real(v, h)
+        if use_lru and note_lru:
+            lru[f] = real
+    if expect_real is not None:
+        assert real == expect_real, (name, real, expect_real)
+    t.row(name)
+    if stats:
+        t.stat('xlb_vip_stats', v, 1)
+        t.stat('xlb_real_stats', real, 1)
+    t.run(pkt, retval, 0, encap(pkt, v, real, h, src_mac))
+    return real
+
+
+def passed(name, pkt, reason):
+    t.row(name)
+    t.run(pkt, XDP_PASS, R[reason], pkt)
+
+
+def dropped(name, pkt, reason):
+    t.row(name)
+    t.run(pkt, XDP_DROP, R[reason])
+
+
+def set_ring(v, half, pattern):
+    state[v] = {'half': half, 'pattern': pattern}
+    t.ring(v, half, pattern)
+    addr, port, proto, flags, enc, _ = VIPS[v]
+    t.update('xlb_vips', vip_key(addr, port, proto), vip_meta(v, flags, half, enc))
+
+
+# ---- setup --------------------------------------------------------------
+t.row('setup')
+t.update('xlb_config', u32(0), cfg())
+for r, a in REALS.items():
+    t.update('xlb_reals', u32(r), real_val(a))
+addrs = set()
+for v, (addr, port, proto, flags, enc, pat) in VIPS.items():
+    t.update('xlb_vips', vip_key(addr, port, proto), vip_meta(v, flags, 0, enc))
+    if pat:
+        t.ring(v, 0, pat)
+    addrs.add(addr)
+for a in sorted(addrs):
+    t.update('xlb_vip_addrs', addr_key(a), u32(1))
+t.update('xlb_server_ids', u32(7), u32(3))
+t.run(Ether(src=PEER_MAC, dst='ff:ff:ff:ff:ff:ff') / ARP(pdst='192.0.2.1'),
+      XDP_PASS, R['PASS_NOT_IP'],
+      Ether(src=PEER_MAC, dst='ff:ff:ff:ff:ff:ff') / ARP(pdst='192.0.2.1'))
+
+# ---- not for us ---------------------------------------------------------
+passed('ipv4 tcp to non-vip', tcp_pkt(CLIENT, '192.0.2.99', 1234, 80), 'PASS_NOT_VIP')
+passed('ipv4 tcp vip addr, other port', tcp_pkt(CLIENT, '192.0.2.10', 1234, 81), 'PASS_NOT_VIP')
+passed('ipv6 udp to non-vip', udp_pkt(CLIENT6, '2001:db8::99', 1234, 53), 'PASS_NOT_VIP')
+passed('ipv4 gre is l4 other', eth() / IP(src=CLIENT, dst='192.0.2.10', proto=47) / Raw(b'x' * 8),
+       'PASS_L4_OTHER')
+passed('qinq is not ip', Ether(src=PEER_MAC, dst=LB_MAC) / Dot1Q(vlan=5) / Dot1Q(vlan=6) /
+       IP(src=CLIENT, dst='192.0.2.10') / TCP(dport=80), 'PASS_NOT_IP')
+
+# ---- TCP v4: SYN, established, ring change ------------------------------
+syn1 = tcp_pkt(CLIENT, '192.0.2.10', 40001, 80, 'S')
+ack1 = tcp_pkt(CLIENT, '192.0.2.10', 40001, 80, 'A')
+t.row('syn stats')
+t.stat('xlb_event_stats', EV['NEW_FLOW'], 1)
+t.stat('xlb_event_stats', EV['TX'], 1)
+t.stat('xlb_event_stats', EV['LRU_MISS'], 0)
+r1 = balanced('ipv4 tcp syn -> ring', syn1, 0)
+t.row('ack stats')
+t.stat('xlb_event_stats', EV['LRU_HIT'], 1)
+balanced('ipv4 tcp ack established -> lru', ack1, 0, expect_real=r1)
+for sp in range(40002, 40010):
+    balanced('ipv4 tcp syn spread %d' % sp, tcp_pkt(CLIENT, '192.0.2.10', sp, 80, 'S'), 0)
+# Ring change: the VIP flips to half 1 with a rotated pattern.
+t.row('ring change')
+set_ring(0, 1, P4B)
+r1b = ring_real(0, flow_hash(*flow_of(ack1)))
+assert r1b != r1
+balanced('established keeps real after ring change', ack1, 0, expect_real=r1)
+balanced('new syn uses new ring', tcp_pkt(CLIENT2, '192.0.2.10', 40001, 80, 'S'), 0)
+balanced('re-syn of old flow consults ring', syn1, 0, expect_real=r1b)
+balanced('after re-syn ack follows new real', ack1, 0, expect_real=r1b)
+balanced('ipv4 tcp syn+ack is not a new-flow syn', tcp_pkt(CLIENT, '192.0.2.10', 40001, 80, 'SA'),
+         0, expect_real=r1b)
+
+# ---- UDP: LRU and aging -------------------------------------------------
+u1 = udp_pkt(CLIENT, '192.0.2.10', 5353, 53)
+ru = balanced('ipv4 udp first packet -> ring', u1, 1)
+set_ring(1, 1, P4B)
+balanced('ipv4 udp keeps real after ring change', u1, 1, expect_real=ru)
+t.row('udp aging')
+t.update('xlb_config', u32(0), cfg(udp_timeout_ns=1))
+t.stat('xlb_event_stats', EV['UDP_EXPIRED'], 1)
+ru2 = balanced('ipv4 udp entry aged out -> ring', u1, 1, syn=True)
+t.update('xlb_config', u32(0), cfg())
+balanced('ipv4 udp after aging keeps new real', u1, 1, expect_real=ru2)
+
+# ---- any-port VIP, GUE --------------------------------------------------
+balanced('any-port vip gue v4', tcp_pkt(CLIENT, '192.0.2.11', 40001, 8080, 'S'), 2)
+balanced('any-port vip gue v4 other port', tcp_pkt(CLIENT, '192.0.2.11', 40001, 22, 'S'), 2)
+
+# ---- IPv6 ---------------------------------------------------------------
+s6 = tcp_pkt(CLIENT6, '2001:db8::10', 50000, 443, 'S')
+r6 = balanced('ipv6 tcp syn ip6ip6', s6, 3)
+balanced('ipv6 tcp ack established', tcp_pkt(CLIENT6, '2001:db8::10', 50000, 443, 'A'), 3,
+         expect_real=r6)
+for sp in range(50001, 50005):
+    balanced('ipv6 syn spread %d' % sp, tcp_pkt(CLIENT6, '2001:db8::10', sp, 443, 'S'), 3)
+balanced('ipv6 gue to v6 real', tcp_pkt(CLIENT6, '2001:db8::11', 50000, 80, 'S'), 9)
+balanced('ipv4 vip ipv6 real (4in6)', tcp_pkt(CLIENT, '192.0.2.17', 40001, 80, 'S'), 10)
+balanced('ipv6 vip ipv4 real (6in4)', tcp_pkt(CLIENT6, '2001:db8::12', 50000, 80, 'S'), 11)
+balanced('gue v4 in v4', tcp_pkt(CLIENT, '192.0.2.18', 40001, 80, 'S'), 12)
+balanced('ipv4 tos carried to outer', tcp_pkt(CLIENT, '192.0.2.10', 40100, 80, 'S', tos=0xb8), 0)
+
+# ---- hash flags ---------------------------------------------------------
+a = balanced('no-sport flow a', tcp_pkt(CLIENT, '192.0.2.12', 1111, 80, 'S'), 4)
+b = balanced('no-sport flow b same real', tcp_pkt(CLIENT, '192.0.2.12', 2222, 80, 'S'), 4)
+assert a == b
+a = balanced('dport-only client a', tcp_pkt(CLIENT, '192.0.2.13', 1111, 80, 'S'), 5)
+b = balanced('dport-only client b same real', tcp_pkt('203.0.113.50', '192.0.2.13', 3333, 80, 'S'), 5)
+assert a == b
+n1 = tcp_pkt(CLIENT, '192.0.2.14', 40001, 80, 'S')
+rn = balanced('no-lru syn', n1, 6)
+t.row('no-lru ring change')
+set_ring(6, 1, P4B)
+t.stat('xlb_event_stats', EV['LRU_HIT'], 0)
+t.stat('xlb_event_stats', EV['LRU_MISS'], 0)
+balanced('no-lru ack follows ring', tcp_pkt(CLIENT, '192.0.2.14', 40001, 80, 'A'), 6)
+passed('local vip passes', tcp_pkt(CLIENT, '192.0.2.15', 40001, 80, 'S'), 'PASS_LOCAL_VIP')
+
+# ---- QUIC ---------------------------------------------------------------
+def quic(dst_cid, long_type=None):
+    if long_type is None:
+        payload = bytes([0x40]) + dst_cid + b'\x00' * 20
+    else:
+        payload = bytes([0xc0 | (long_type << 4)]) + b'\x00\x00\x00\x01' + \
+            bytes([len(dst_cid)]) + dst_cid + b'\x00' * 20
+    return udp_pkt(CLIENT, '192.0.2.16', 44444, 443, payload=payload)
+
+
+cid7 = bytes([0x40, 0x00, 0x07]) + bytes(5)
+cid9 = bytes([0x40, 0x00, 0x09]) + bytes(5)
+t.row('quic stats')
+t.stat('xlb_event_stats', EV['QUIC_CID_HIT'], 1)
+balanced('quic short header known server id', quic(cid7), 8, quic_real=3, note_lru=False)
+t.row('quic miss stats')
+t.stat('xlb_event_stats', EV['QUIC_CID_MISS'], 1)
+balanced('quic unknown server id -> ring', quic(cid9), 8)
+balanced('quic handshake long header known id', quic(cid7, 2), 8, quic_real=3, note_lru=False)
+balanced('quic initial -> lru/ring', quic(cid7, 0), 8)
+balanced('quic other cid version -> lru/ring', quic(bytes([0x80, 0, 7]) + bytes(5)), 8)
+
+# ---- VLAN, fragments, options, ext headers -------------------------------
+balanced('vlan tagged syn keeps tag', tcp_pkt(CLIENT, '192.0.2.10', 40200, 80, 'S', vlan=42), 0)
+passed('vlan arp passes', Ether(src=PEER_MAC, dst=LB_MAC) / Dot1Q(vlan=42) / ARP(), 'PASS_NOT_IP')
+passed('ipv4 first fragment passes', eth() / IP(src=CLIENT, dst='192.0.2.10', flags='MF') /
+       TCP(sport=40001, dport=80, flags='S'),
+       'PASS_FRAGMENT')
+passed('ipv4 later fragment passes', eth() / IP(src=CLIENT, dst='192.0.2.10', frag=10, proto=6) /
+       Raw(b'y' * 16), 'PASS_FRAGMENT')
+t.row('options stats')
+t.stat('xlb_event_stats', EV['IP_OPTIONS'], 1)
+balanced('ipv4 options balanced', tcp_pkt(CLIENT, '192.0.2.10', 40300, 80, 'S',
+                                         options=[IPOption_NOP()] * 4), 0)
+passed('ipv6 hop-by-hop passes', eth() / IPv6(src=CLIENT6, dst='2001:db8::10') /
+       IPv6ExtHdrHopByHop() / TCP(sport=1, dport=443), 'PASS_IPV6_EXT')
+dropped('bad ip version', eth() / IP(src=CLIENT, dst='192.0.2.10', version=5) / TCP(dport=80),
+        'DROP_BAD_IP')
+dropped('bad ihl', eth() / IP(src=CLIENT, dst='192.0.2.10', ihl=4) / TCP(dport=80), 'DROP_BAD_IP')
+dropped('tcp header cut (ip len consistent)', eth() / IP(src=CLIENT, dst='192.0.2.10', proto=6) /
+        Raw(b'\x00\x50' * 5), 'DROP_TRUNC_L4')
+dropped('udp header cut', eth() / IP(src=CLIENT, dst='192.0.2.10', proto=17) / Raw(b'\x00' * 4),
+        'DROP_TRUNC_L4')
+dropped('no real in ring', tcp_pkt(CLIENT, '192.0.2.19', 40001, 80, 'S'), 'DROP_NO_REAL')
+
+# ---- ICMP ---------------------------------------------------------------
+echo = eth() / IP(src=CLIENT, dst='192.0.2.10', ttl=50, id=77) / ICMP(type=8, id=5, seq=9) / Raw(b'ping' * 8)
+reply = Ether(src=LB_MAC, dst=PEER_MAC) / IP(src='192.0.2.10', dst=CLIENT, ttl=64, id=77) / \
+    ICMP(type=0, id=5, seq=9) / Raw(b'ping' * 8)
+t.row('icmp echo v4')
+t.stat('xlb_event_stats', EV['ICMP_ECHO'], 1)
+t.run(echo, XDP_TX, 0, reply)
+echo6 = eth() / IPv6(src=CLIENT6, dst='2001:db8::10', hlim=50) / ICMPv6EchoRequest(id=5, seq=9, data=b'ping6')
+reply6 = Ether(src=LB_MAC, dst=PEER_MAC) / IPv6(src='2001:db8::10', dst=CLIENT6, hlim=64) / \
+    ICMPv6EchoReply(id=5, seq=9, data=b'ping6')
+t.row('icmp echo v6')
+t.run(echo6, XDP_TX, 0, reply6)
+passed('icmp echo to non-vip passes', eth() / IP(src=CLIENT, dst='192.0.2.99') / ICMP(type=8),
+       'PASS_NOT_VIP')
+passed('icmp other type to vip passes', eth() / IP(src=CLIENT, dst='192.0.2.10') / ICMP(type=13),
+       'PASS_ICMP_OTHER')
+
+
+def too_big_v4(flow_pkt, router='203.0.113.1'):
+    """A router's frag-needed about the real's reply (VIP -> client)."""
+    f = flow_of(flow_pkt)
+    emb = IP(src=f[1], dst=f[0], proto=6) / TCP(sport=f[3], dport=f[2], flags='A')
+    return eth() / IP(src=router, dst=f[1]) / ICMP(type=3, code=4, nexthopmtu=1400) / \
+        Raw(bytes(emb)[:28])
+
+
+def icmp_err_row(name, icmp_pkt, flow_pkt, v):
+    f = flow_of(flow_pkt)
+    h = flow_hash(*f, flags=VIPS[v][3])
+    real = lru.get(f) or ring_real(v, h)
+    t.row(name)
+    t.stat('xlb_event_stats', EV['ICMP_TOO_BIG'], 1)
+    t.run(icmp_pkt, XDP_TX, 0, encap(icmp_pkt, v, real, h))
+    return real
+
+
+assert icmp_err_row('icmp frag-needed to real of established flow', too_big_v4(ack1), ack1, 0) == r1b
+flow_new = tcp_pkt(CLIENT, '192.0.2.10', 47777, 80, 'A')
+icmp_err_row('icmp frag-needed unknown flow -> ring', too_big_v4(flow_new), flow_new, 0)
+f6 = flow_of(s6)
+emb6 = IPv6(src=f6[1], dst=f6[0]) / TCP(sport=f6[3], dport=f6[2], flags='A')
+tb6 = eth() / IPv6(src='2001:db8:ffff::1', dst=f6[1]) / ICMPv6PacketTooBig(mtu=1280) / Raw(bytes(emb6)[:48])
+assert icmp_err_row('icmpv6 packet-too-big to real of flow', tb6, s6, 3) == r6
+dropped('icmp frag-needed embedded cut', eth() / IP(src='203.0.113.1', dst='192.0.2.10') /
+        ICMP(type=3, code=4) / Raw(b'\x45' + bytes(9)), 'DROP_ICMP_TRUNC')
+
+# ---- config: source MAC, redirect, flood guard ---------------------------
+t.row('src mac from config')
+t.update('xlb_config', u32(0), cfg(src_mac=SRC_MAC))
+balanced('outer src mac from config', tcp_pkt(CLIENT, '192.0.2.10', 40400, 80, 'S'), 0, src_mac=SRC_MAC)
+t.row('redirect')
+t.update('xlb_tx_ports', u32(0), u32(IF_TX))
+t.update('xlb_config', u32(0), cfg(egress_ifindex=IF_TX))
+t.ctx('ifindex', IF_RX)
+t.stat('xlb_event_stats', EV['REDIRECT'], 1)
+balanced('redirect via devmap when egress differs', tcp_pkt(CLIENT, '192.0.2.10', 40500, 80, 'S'), 0,
+         retval=XDP_REDIRECT)
+t.row('tx when egress equals ingress')
+t.update('xlb_config', u32(0), cfg(egress_ifindex=IF_RX))
+t.ctx('ifindex', IF_RX)
+balanced('xdp_tx when egress is ingress', tcp_pkt(CLIENT, '192.0.2.10', 40501, 80, 'S'), 0)
+t.row('missing config src')
+t.update('xlb_config', u32(0), cfg(src4='0.0.0.0'))
+dropped('no outer v4 source configured', tcp_pkt(CLIENT, '192.0.2.10', 40502, 80, 'S'), 'DROP_NO_CONFIG')
+t.row('flood guard')
+t.update('xlb_config', u32(0), cfg(max_new=1))
+balanced('flood guard: first new flow', tcp_pkt(CLIENT, '192.0.2.10', 41000, 80, 'S'), 0, note_lru=False)
+t.row('flood guard second')
+t.stat('xlb_event_stats', EV['FLOOD_SKIP'], 1)
+fl2s = tcp_pkt(CLIENT, '192.0.2.10', 41001, 80, 'S')
+balanced('flood guard: second new flow forwarded, not remembered', fl2s, 0, note_lru=False)
+t.row('flood ring change')
+t.update('xlb_config', u32(0), cfg())
+set_ring(0, 0, P4)
+fl2a = tcp_pkt(CLIENT, '192.0.2.10', 41001, 80, 'A')
+balanced('flood guard: skipped flow follows the ring', fl2a, 0)
+
+# ---- truncation of valid packets ----------------------------------------
+def truncations(name, pkt, l2):
+    raw = bytes(pkt)
+    for n in range(len(raw)):
+        t.row('%s truncated to %d' % (name, n))
+        if n < 14:
+            t.run_err(raw[:n], 22)
+        elif n < l2:
+            t.run(raw[:n], XDP_DROP, R['DROP_TRUNC_L2'])
+        else:
+            t.run(raw[:n], XDP_DROP, R['DROP_TRUNC_L3'])
+
+
+truncations('ipv4 tcp syn', tcp_pkt(CLIENT, '192.0.2.10', 40001, 80, 'S'), 14)
+truncations('ipv6 tcp syn', s6, 14)
+truncations('vlan ipv4 udp', udp_pkt(CLIENT, '192.0.2.10', 5353, 53, vlan=7), 18)
+truncations('ipv4 options syn', tcp_pkt(CLIENT, '192.0.2.10', 40001, 80, 'S',
+                                        options=[IPOption_NOP()] * 4), 14)
+
+t.write(sys.argv[1])
+print('%d rows' % t.rows)

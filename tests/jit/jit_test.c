@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jit_test.c - builder, runners and the test helpers of the hermetic JIT
+ * tests.  These binaries link the JIT sources directly and provide
+ * xbpf_helper_proto() here, so that helper calls hit functions whose
+ * behaviour the tests control (argument passing, stack alignment, W^X).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "jit_test.h"
+#include "xbpf.h"
+
+uint8_t th_dump[DUMP_MAX];
+size_t th_dump_len;
+int th_misaligned;
+int th_wx_bad;
+int th_wx_checked;
+uintptr_t th_image_lo, th_image_hi;
+uint64_t th_count;
+uint64_t th_log[4096];
+size_t th_log_len;
+int t_failures;
+
+static void check_alignment(void)
+{
+	/* With a 16-byte aligned call site, the callee's frame pointer is too. */
+	if ((uintptr_t)__builtin_frame_address(0) & 15)
+		th_misaligned++;
+}
+
+static uint64_t th_dump_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	check_alignment();
+	if (r2 > DUMP_MAX)
+		r2 = DUMP_MAX;
+	memcpy(th_dump, (const void *)(uintptr_t)r1, r2);
+	th_dump_len = r2;
+	return r2;
+}
+
+static uint64_t th_mix_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t a[5] = { r1, r2, r3, r4, r5 };
+
+	check_alignment();
+	for (int i = 0; i < 5; i++) {
+		h ^= a[i];
+		h *= 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+static uint64_t th_wx_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	bool found = false;
+
+	check_alignment();
+	th_wx_checked++;
+	if (!f) {
+		th_wx_bad++;
+		return 0;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char perms[8];
+
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3)
+			continue;
+		if (perms[1] == 'w' && perms[2] == 'x')
+			th_wx_bad++; /* nothing in the process is W+X */
+		if (th_image_lo >= lo && th_image_lo < hi) {
+			found = true;
+			if (strncmp(perms, "r-x", 3) || th_image_hi > hi)
+				th_wx_bad++;
+		}
+	}
+	fclose(f);
+	if (!found)
+		th_wx_bad++;
+	return 1;
+}
+
+static uint64_t th_count_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	check_alignment();
+	return ++th_count;
+}
+
+static uint64_t th_log_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	if (th_log_len + 2 <= sizeof(th_log) / sizeof(th_log[0])) {
+		th_log[th_log_len++] = r2;
+		th_log[th_log_len++] = r1;
+	}
+	return 0;
+}
+
+static uint64_t th_callback_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	check_alignment();
+	return ((xbpf_jit_entry_fn)(uintptr_t)r1)(r2, 0) + 1;
+}
+
+static const struct xbpf_helper_proto th_protos[] = {
+	{ .id = TH_CALLBACK, .name = "test_callback", .fn = th_callback_fn },
+	{ .id = TH_LOG, .name = "test_log", .fn = th_log_fn },
+	{ .id = TH_DUMP, .name = "test_dump", .fn = th_dump_fn },
+	{ .id = TH_MIX, .name = "test_mix", .fn = th_mix_fn },
+	{ .id = TH_WX, .name = "test_wx", .fn = th_wx_fn },
+	{ .id = TH_COUNT, .name = "test_count", .fn = th_count_fn },
+};
+
+const struct xbpf_helper_proto *xbpf_helper_proto(int32_t id)
+{
+	for (size_t i = 0; i < sizeof(th_protos) / sizeof(th_protos[0]); i++)
+		if (th_protos[i].id == id)
+			return &th_protos[i];
+	return NULL;
+}
+
+void tprog_init(struct tprog *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->func_cnt = 1;
+}
+
+void tprog_free(struct tprog *p)
+{
+	free(p->insns);
+	memset(p, 0, sizeof(*p));
+}
+
+void tprog_add(struct tprog *p, struct xbpf_insn insn)
+{
+	if (p->cnt == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 64;
+		p->insns = realloc(p->insns, p->cap * sizeof(*p->insns));
+		if (!p->insns)
+			abort();
+	}
+	p->insns[p->cnt++] = insn;
+}
+
+void tprog_ld_imm64(struct tprog *p, uint8_t dst, uint64_t v)
+{
+	tprog_add(p, INSN(XBPF_LD | XBPF_DW | XBPF_IMM, dst, 0, 0, (int32_t)(uint32_t)v));
+	tprog_add(p, INSN(0, 0, 0, 0, (int32_t)(uint32_t)(v >> 32)));
+}
+
+void tprog_func(struct tprog *p, uint16_t stack_depth)
+{
+	if (p->cnt == 0) {
+		p->stack_depth[0] = stack_depth;
+		return;
+	}
+	p->func_start[p->func_cnt] = p->cnt;
+	p->stack_depth[p->func_cnt] = stack_depth;
+	p->func_cnt++;
+}
+
+struct xbpf_exec_prog tprog_exec(const struct tprog *p)
+{
+	struct xbpf_exec_prog e = {
+		.insns = p->insns,
+		.insn_cnt = p->cnt,
+		.func_cnt = p->func_cnt,
+		.func_start = p->func_start,
+		.stack_depth = p->stack_depth,
+		.verified = true,
+	};
+	return e;
+}
+
+int run_jit(const struct xbpf_exec_prog *prog, bool blind, uint64_t r1, uint64_t r2, uint64_t *ret)
+{
+	struct xbpf_jit_image img;
+	int err;
+
+	err = __xbpf_jit_compile(__xbpf_jit_host_arch, prog, blind, &img);
+	if (err)
+		return err;
+	th_image_lo = (uintptr_t)img.code;
+	th_image_hi = (uintptr_t)img.code + img.size;
+	*ret = ((xbpf_jit_entry_fn)img.code)(r1, r2);
+	__xbpf_jit_image_free(&img);
+	return 0;
+}
+
+void require_jit(void)
+{
+	if (!__xbpf_jit_host_arch) {
+		printf("SKIP: no JIT back end for this host architecture\n");
+		exit(77);
+	}
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+void t_srand(uint64_t seed)
+{
+	rng_state = seed ? seed : 1;
+}
+
+uint64_t t_rand(void)
+{
+	/* xorshift64*: deterministic per seed, so failures reproduce. */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+void dump_prog(const struct xbpf_exec_prog *prog)
+{
+	uint32_t f = 0;
+
+	for (uint32_t i = 0; i < prog->insn_cnt; i++) {
+		const struct xbpf_insn *in = &prog->insns[i];
+
+		if (f < prog->func_cnt && prog->func_start[f] == i)
+			fprintf(stderr, "func %u (stack %u):\n", f, prog->stack_depth[f]), f++;
+		fprintf(stderr, "  %4u: code=%02x dst=%u src=%u off=%d imm=%d\n", i, in->code, in->dst_reg,
+			in->src_reg, in->off, in->imm);
+	}
+}

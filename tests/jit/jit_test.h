@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jit_test.h - shared pieces of the JIT tests: an instruction builder, a
+ * growable program, runners for the JIT and the reference interpreter, and
+ * the test helpers the hermetic JIT tests link in place of the core's.
+ */
+#ifndef XBPF_TEST_JIT_TEST_H
+#define XBPF_TEST_JIT_TEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine_impl.h"
+#include "ref_interp.h"
+
+#define INSN(c, d, s, o, i) ((struct xbpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
+#define ALU64_IMM(op, d, i) INSN(XBPF_ALU64 | (op) | XBPF_K, d, 0, 0, i)
+#define ALU64_REG(op, d, s) INSN(XBPF_ALU64 | (op) | XBPF_X, d, s, 0, 0)
+#define ALU32_IMM(op, d, i) INSN(XBPF_ALU | (op) | XBPF_K, d, 0, 0, i)
+#define ALU32_REG(op, d, s) INSN(XBPF_ALU | (op) | XBPF_X, d, s, 0, 0)
+#define MOV64_IMM(d, i) ALU64_IMM(XBPF_MOV, d, i)
+#define MOV64_REG(d, s) ALU64_REG(XBPF_MOV, d, s)
+#define LDX_MEM(sz, d, s, o) INSN(XBPF_LDX | XBPF_MEM | (sz), d, s, o, 0)
+#define STX_MEM(sz, d, s, o) INSN(XBPF_STX | XBPF_MEM | (sz), d, s, o, 0)
+#define ST_MEM(sz, d, o, i) INSN(XBPF_ST | XBPF_MEM | (sz), d, 0, o, i)
+#define JMP_IMM(op, d, i, o) INSN(XBPF_JMP | (op) | XBPF_K, d, 0, o, i)
+#define JMP_REG(op, d, s, o) INSN(XBPF_JMP | (op) | XBPF_X, d, s, o, 0)
+#define JA(o) INSN(XBPF_JMP | XBPF_JA, 0, 0, o, 0)
+#define CALL_HELPER(id) INSN(XBPF_JMP | XBPF_CALL, 0, 0, 0, id)
+#define CALL_REL(rel) INSN(XBPF_JMP | XBPF_CALL, 0, XBPF_PSEUDO_CALL, 0, rel)
+#define EXIT_INSN() INSN(XBPF_JMP | XBPF_EXIT, 0, 0, 0, 0)
+
+/* Test helpers (hermetic tests provide xbpf_helper_proto() themselves). */
+enum {
+	TH_DUMP = 1,	 /* r1 = buffer, r2 = len: copy into the dump area */
+	TH_MIX = 2,	 /* returns a hash of r1..r5; checks stack alignment */
+	TH_WX = 3,	 /* checks the running image is r-x and nothing is rwx */
+	TH_COUNT = 4,	 /* counts calls, returns the count */
+	TH_LOG = 5,	 /* appends r1, r2 to th_log (debugging aid) */
+	TH_CALLBACK = 6, /* calls the JITed function at r1 with (r2, 0), as bpf_loop would */
+};
+
+#define DUMP_MAX 4096
+extern uint8_t th_dump[DUMP_MAX];
+extern size_t th_dump_len;
+extern int th_misaligned;  /* helper calls that saw a misaligned stack */
+extern int th_wx_bad;	   /* TH_WX calls that found a writable image or rwx */
+extern int th_wx_checked;
+extern uintptr_t th_image_lo, th_image_hi; /* image being run, for TH_WX */
+extern uint64_t th_count;
+extern uint64_t th_log[4096];
+extern size_t th_log_len;
+
+/* A growable program. */
+struct tprog {
+	struct xbpf_insn *insns;
+	uint32_t cnt, cap;
+	uint32_t func_start[XBPF_MAX_SUBPROGS];
+	uint16_t stack_depth[XBPF_MAX_SUBPROGS];
+	uint32_t func_cnt;
+};
+
+void tprog_init(struct tprog *p);
+void tprog_free(struct tprog *p);
+void tprog_add(struct tprog *p, struct xbpf_insn insn);
+void tprog_ld_imm64(struct tprog *p, uint8_t dst, uint64_t v);
+/* Start a new function at the next instruction. */
+void tprog_func(struct tprog *p, uint16_t stack_depth);
+struct xbpf_exec_prog tprog_exec(const struct tprog *p);
+
+/* JIT-compile and run; 0 or -errno (compile error). */
+int run_jit(const struct xbpf_exec_prog *prog, bool blind, uint64_t r1, uint64_t r2, uint64_t *ret);
+
+/* Failure accounting. */
+extern int t_failures;
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			t_failures++;                                                              \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                       \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fprintf(stderr, "\n");                                                     \
+		}                                                                                  \
+	} while (0)
+
+/* Exit 77 with a reason when the host has no JIT back end. */
+void require_jit(void);
+uint64_t t_rand(void);
+void t_srand(uint64_t seed);
+void dump_prog(const struct xbpf_exec_prog *prog);
+
+#endif

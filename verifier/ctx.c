@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ctx.c - which bytes of the program context a program type may read or
+ * write, and with which sizes: the kernel's *_is_valid_access() rules for
+ * struct xdp_md, struct __sk_buff (sched_cls/sched_act and socket_filter)
+ * and tracepoints.  Offsets are the UAPI layouts', spelled out here so that
+ * this file needs no kernel header (the verifier cross-builds for arm64).
+ */
+#include <errno.h>
+
+#include "verifier_impl.h"
+
+/* struct xdp_md */
+#define XDP_DATA 0
+#define XDP_DATA_END 4
+#define XDP_DATA_META 8
+#define XDP_MD_SIZE 24
+
+/* struct __sk_buff */
+#define SKB_MARK 8
+#define SKB_QUEUE_MAPPING 12
+#define SKB_PRIORITY 32
+#define SKB_TC_INDEX 44
+#define SKB_CB 48
+#define SKB_CB_END 68
+#define SKB_TC_CLASSID 72
+#define SKB_DATA 76
+#define SKB_DATA_END 80
+#define SKB_FAMILY 88
+#define SKB_REMOTE_IP4 92
+#define SKB_LOCAL_IP4 96
+#define SKB_REMOTE_IP6 100
+#define SKB_LOCAL_IP6 116
+#define SKB_LOCAL_PORT 136
+#define SKB_DATA_META 140
+#define SKB_FLOW_KEYS 144
+#define SKB_TSTAMP 152
+#define SKB_WIRE_LEN 160
+#define SKB_SK 168
+#define SKB_TSTAMP_TYPE 180
+#define SKB_HWTSTAMP 184
+#define SKB_SIZE 192
+
+#define TRACEPOINT_CTX_MAX 2048
+
+static bool in(int off, int start, int end)
+{
+	return off >= start && off < end;
+}
+
+static bool xdp_access(int off, int size, bool write, enum xv_reg_type *t)
+{
+	if (write)
+		return false;
+	if (off < 0 || off >= XDP_MD_SIZE || off % size || size != 4)
+		return false;
+	if (off == XDP_DATA)
+		*t = PTR_TO_PACKET;
+	else if (off == XDP_DATA_END)
+		*t = PTR_TO_PACKET_END;
+	else if (off == XDP_DATA_META)
+		*t = PTR_TO_PACKET_META;
+	return true;
+}
+
+/* bpf_skb_is_valid_access(): the part common to every skb program type. */
+static bool skb_access(int off, int size, bool write)
+{
+	if (off < 0 || off >= SKB_SIZE || off % size)
+		return false;
+	if (in(off, SKB_CB, SKB_CB_END))
+		return off + size <= SKB_CB_END;
+	if (in(off, SKB_REMOTE_IP4, SKB_LOCAL_IP6 + 16) || in(off, SKB_DATA, SKB_DATA_END + 4) ||
+	    in(off, SKB_DATA_META, SKB_DATA_META + 4))
+		return size == 4;
+	if (in(off, SKB_FLOW_KEYS, SKB_FLOW_KEYS + 8))
+		return false;
+	if (in(off, SKB_HWTSTAMP, SKB_HWTSTAMP + 8))
+		return !write && size == 8;
+	if (in(off, SKB_TSTAMP, SKB_TSTAMP + 8))
+		return size == 8;
+	if (in(off, SKB_SK, SKB_SK + 8))
+		return false; /* a socket pointer: not modelled, refused */
+	if (in(off, SKB_TSTAMP_TYPE, SKB_HWTSTAMP))
+		return false;
+	/* Plain u32 fields: full-width writes, narrow power-of-two reads. */
+	if (write)
+		return size == 4;
+	return size <= 4 && !(size & (size - 1));
+}
+
+static bool tc_access(int off, int size, bool write, enum xv_reg_type *t)
+{
+	if (write) {
+		if (!(in(off, SKB_MARK, SKB_MARK + 4) || in(off, SKB_TC_INDEX, SKB_TC_INDEX + 4) ||
+		      in(off, SKB_PRIORITY, SKB_PRIORITY + 4) ||
+		      in(off, SKB_TC_CLASSID, SKB_TC_CLASSID + 4) || in(off, SKB_CB, SKB_CB_END) ||
+		      off == SKB_TSTAMP || off == SKB_QUEUE_MAPPING))
+			return false;
+	}
+	if (in(off, SKB_FAMILY, SKB_LOCAL_PORT + 4))
+		return false;
+	if (off == SKB_TSTAMP_TYPE)
+		return size == 1;
+	if (!skb_access(off, size, write))
+		return false;
+	if (in(off, SKB_DATA, SKB_DATA + 4))
+		*t = PTR_TO_PACKET;
+	else if (in(off, SKB_DATA_END, SKB_DATA_END + 4))
+		*t = PTR_TO_PACKET_END;
+	else if (in(off, SKB_DATA_META, SKB_DATA_META + 4))
+		*t = PTR_TO_PACKET_META;
+	return true;
+}
+
+static bool socket_filter_access(int off, int size, bool write)
+{
+	if (in(off, SKB_TC_CLASSID, SKB_TC_CLASSID + 4) || in(off, SKB_DATA, SKB_DATA_END + 4) ||
+	    in(off, SKB_DATA_META, SKB_DATA_META + 4) || in(off, SKB_FAMILY, SKB_LOCAL_PORT + 4) ||
+	    in(off, SKB_TSTAMP, SKB_TSTAMP + 8) || in(off, SKB_WIRE_LEN, SKB_WIRE_LEN + 4) ||
+	    in(off, SKB_HWTSTAMP, SKB_HWTSTAMP + 8))
+		return false;
+	if (write && !in(off, SKB_CB, SKB_CB_END))
+		return false;
+	return skb_access(off, size, write);
+}
+
+bool xv_prog_may_access_pkt(enum xbpf_prog_type type, bool write)
+{
+	switch (type) {
+	case XBPF_PROG_XDP:
+	case XBPF_PROG_SCHED_CLS:
+	case XBPF_PROG_SCHED_ACT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int xv_check_ctx_access(struct xv_env *env, int off, int size, bool write, enum xv_reg_type *ret_type)
+{
+	bool ok = false;
+
+	*ret_type = SCALAR_VALUE;
+	switch (env->type) {
+	case XBPF_PROG_XDP:
+		ok = xdp_access(off, size, write, ret_type);
+		break;
+	case XBPF_PROG_SCHED_CLS:
+	case XBPF_PROG_SCHED_ACT:
+		ok = tc_access(off, size, write, ret_type);
+		break;
+	case XBPF_PROG_SOCKET_FILTER:
+		ok = socket_filter_access(off, size, write);
+		break;
+	case XBPF_PROG_TRACEPOINT:
+		ok = !write && off >= 0 && off < TRACEPOINT_CTX_MAX && !(off % size);
+		break;
+	default:
+		ok = false;
+		break;
+	}
+	if (!ok) {
+		xv_err(env, "invalid bpf_context access off=%d size=%d\n", off, size);
+		return -EACCES;
+	}
+	return 0;
+}

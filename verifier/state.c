@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: MIT
+/*
+ * state.c - verifier states: copying, pruning comparison and printing.
+ *
+ * Pruning asks whether the current state is covered by a checkpoint whose
+ * paths were all proven safe: every register the rest of the program may
+ * read (liveness from cfg.c) must be at least as constrained now as it was
+ * then (a scalar range inside the old range and known bits compatible, the
+ * same pointer kind with the same offset, a packet range at least as long,
+ * same map), and every stack slot the old state relied on must hold
+ * something at least as good.  Ids must map consistently between the two
+ * states, or null checks and range proofs could be wrongly shared.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verifier_impl.h"
+
+struct xv_state *xv_state_new(void)
+{
+	return calloc(1, sizeof(struct xv_state));
+}
+
+void xv_state_clear(struct xv_state *st)
+{
+	for (int i = 0; i < XBPF_MAX_CALL_FRAMES; i++) {
+		free(st->frame[i]);
+		st->frame[i] = NULL;
+	}
+	st->curframe = 0;
+}
+
+void xv_state_free(struct xv_state *st)
+{
+	if (!st)
+		return;
+	xv_state_clear(st);
+	free(st);
+}
+
+static size_t frame_bytes(int nslots)
+{
+	return offsetof(struct xv_func_state, stack) + (size_t)nslots * sizeof(struct xv_stack_slot);
+}
+
+int xv_state_copy(struct xv_state *dst, const struct xv_state *src)
+{
+	for (int i = 0; i < XBPF_MAX_CALL_FRAMES; i++) {
+		const struct xv_func_state *f = i <= src->curframe ? src->frame[i] : NULL;
+
+		if (!f) {
+			free(dst->frame[i]);
+			dst->frame[i] = NULL;
+			continue;
+		}
+		if (!dst->frame[i]) {
+			dst->frame[i] = malloc(sizeof(struct xv_func_state));
+			if (!dst->frame[i])
+				return -ENOMEM;
+		}
+		memcpy(dst->frame[i], f, frame_bytes(f->nslots));
+	}
+	dst->curframe = src->curframe;
+	dst->parent = src->parent;
+	return 0;
+}
+
+/* ---- comparison -------------------------------------------------------- */
+
+#define ID_MAP_SIZE 128
+
+struct id_map {
+	uint32_t old[ID_MAP_SIZE], cur[ID_MAP_SIZE];
+	int cnt;
+};
+
+static bool check_ids(struct id_map *m, uint32_t old, uint32_t cur)
+{
+	if (!old && !cur)
+		return true;
+	if (!old || !cur)
+		return false;
+	for (int i = 0; i < m->cnt; i++) {
+		if (m->old[i] == old)
+			return m->cur[i] == cur;
+		if (m->cur[i] == cur)
+			return false;
+	}
+	if (m->cnt == ID_MAP_SIZE)
+		return false;
+	m->old[m->cnt] = old;
+	m->cur[m->cnt++] = cur;
+	return true;
+}
+
+static bool range_within(const struct xv_reg *old, const struct xv_reg *cur)
+{
+	return old->umin_value <= cur->umin_value && old->umax_value >= cur->umax_value &&
+	       old->smin_value <= cur->smin_value && old->smax_value >= cur->smax_value &&
+	       old->u32_min_value <= cur->u32_min_value &&
+	       old->u32_max_value >= cur->u32_max_value &&
+	       old->s32_min_value <= cur->s32_min_value &&
+	       old->s32_max_value >= cur->s32_max_value;
+}
+
+static bool regs_exact(const struct xv_reg *a, const struct xv_reg *b, struct id_map *m)
+{
+	return a->type == b->type && a->off == b->off && a->range == b->range && a->map == b->map &&
+	       a->frameno == b->frameno && a->var_off.value == b->var_off.value &&
+	       a->var_off.mask == b->var_off.mask && a->smin_value == b->smin_value &&
+	       a->smax_value == b->smax_value && a->umin_value == b->umin_value &&
+	       a->umax_value == b->umax_value && a->s32_min_value == b->s32_min_value &&
+	       a->s32_max_value == b->s32_max_value && a->u32_min_value == b->u32_min_value &&
+	       a->u32_max_value == b->u32_max_value && check_ids(m, a->id, b->id);
+}
+
+static bool regsafe(const struct xv_reg *old, const struct xv_reg *cur, struct id_map *m, bool exact)
+{
+	if (exact)
+		return regs_exact(old, cur, m);
+	if (old->type == NOT_INIT)
+		return true;
+	if (old->type != cur->type)
+		return false;
+	switch (old->type) {
+	case SCALAR_VALUE:
+		/* Scalar ids link registers for range refinement only via equality. */
+		return range_within(old, cur) && tnum_in(old->var_off, cur->var_off);
+	case PTR_TO_MAP_VALUE:
+		return old->map == cur->map && old->off == cur->off && range_within(old, cur) &&
+		       tnum_in(old->var_off, cur->var_off);
+	case PTR_TO_MAP_VALUE_OR_NULL:
+		return old->map == cur->map && old->off == cur->off && range_within(old, cur) &&
+		       tnum_in(old->var_off, cur->var_off) && check_ids(m, old->id, cur->id);
+	case PTR_TO_PACKET:
+	case PTR_TO_PACKET_META:
+		/* A longer proven range is fine, a shorter one is not. */
+		return old->range <= cur->range && old->off == cur->off && range_within(old, cur) &&
+		       tnum_in(old->var_off, cur->var_off) && check_ids(m, old->id, cur->id);
+	case PTR_TO_STACK:
+		return old->frameno == cur->frameno && old->off == cur->off && range_within(old, cur) &&
+		       tnum_in(old->var_off, cur->var_off);
+	case CONST_PTR_TO_MAP:
+		return old->map == cur->map && old->map_idx == cur->map_idx;
+	default:
+		return old->off == cur->off && range_within(old, cur) &&
+		       tnum_in(old->var_off, cur->var_off);
+	}
+}
+
+static bool stacksafe(const struct xv_func_state *old, const struct xv_func_state *cur,
+		      struct id_map *m, bool exact)
+{
+	for (int s = 0; s < old->nslots; s++) {
+		const struct xv_stack_slot *os = &old->stack[s];
+		const struct xv_stack_slot *cs = s < cur->nslots ? &cur->stack[s] : NULL;
+
+		for (int b = 0; b < XV_SLOT; b++) {
+			uint8_t ot = os->slot_type[b], ct = cs ? cs->slot_type[b] : STACK_INVALID;
+
+			if (exact) {
+				if (ot != ct)
+					return false;
+				continue;
+			}
+			if (ot == STACK_INVALID)
+				continue;
+			if (ot == STACK_MISC && (ct == STACK_MISC || ct == STACK_ZERO))
+				continue;
+			if (ot == STACK_MISC && ct == STACK_SPILL &&
+			    cs->spilled.type == SCALAR_VALUE)
+				continue;
+			if (ot != ct)
+				return false;
+		}
+		if (os->slot_type[XV_SLOT - 1] == STACK_SPILL && cs &&
+		    cs->slot_type[XV_SLOT - 1] == STACK_SPILL &&
+		    !regsafe(&os->spilled, &cs->spilled, m, exact))
+			return false;
+	}
+	if (exact) {
+		for (int s = old->nslots; s < cur->nslots; s++)
+			for (int b = 0; b < XV_SLOT; b++)
+				if (cur->stack[s].slot_type[b] != STACK_INVALID)
+					return false;
+	}
+	return true;
+}
+
+static bool func_states_equal(struct xv_env *env, const struct xv_func_state *old,
+			      const struct xv_func_state *cur, uint16_t live, struct id_map *m,
+			      bool exact)
+{
+	for (int r = 0; r < XBPF_REG_FP; r++) {
+		if (!(live & (1u << r)))
+			continue;
+		if (!regsafe(&old->regs[r], &cur->regs[r], m, exact))
+			return false;
+	}
+	return stacksafe(old, cur, m, exact);
+}
+
+bool xv_states_equal(struct xv_env *env, const struct xv_state *old, const struct xv_state *cur,
+		     bool exact)
+{
+	struct id_map m = { .cnt = 0 };
+
+	if (old->curframe != cur->curframe)
+		return false;
+	for (int i = 0; i <= old->curframe; i++) {
+		const struct xv_func_state *of = old->frame[i], *cf = cur->frame[i];
+		uint16_t live;
+
+		if (of->callsite != cf->callsite)
+			return false;
+		if (i == old->curframe)
+			live = env->aux[env->insn_idx].live_before;
+		else /* a caller: what it reads after the callee returns, R0 excepted */
+			live = env->aux[old->frame[i + 1]->callsite + 1].live_before & ~0x3fu;
+		if (!func_states_equal(env, of, cf, live, &m, exact))
+			return false;
+	}
+	return true;
+}
+
+/* ---- printing ---------------------------------------------------------- */
+
+const char *xv_reg_type_str(enum xv_reg_type t)
+{
+	switch (t) {
+	case NOT_INIT: return "?";
+	case SCALAR_VALUE: return "scalar";
+	case PTR_TO_CTX: return "ctx";
+	case CONST_PTR_TO_MAP: return "map_ptr";
+	case PTR_TO_MAP_VALUE: return "map_value";
+	case PTR_TO_MAP_VALUE_OR_NULL: return "map_value_or_null";
+	case PTR_TO_STACK: return "fp";
+	case PTR_TO_PACKET_META: return "pkt_meta";
+	case PTR_TO_PACKET: return "pkt";
+	case PTR_TO_PACKET_END: return "pkt_end";
+	}
+	return "?";
+}
+
+static void print_scalar_bounds(struct xv_env *env, const struct xv_reg *r, bool *first)
+{
+	struct xv_log *log = &env->log;
+	char buf[64];
+
+#define SEP (*first ? (*first = false, "") : ",")
+	if (r->id)
+		xv_log_printf(log, "%sid=%u", SEP, r->id);
+	if (r->smin_value != INT64_MIN && r->smin_value != (int64_t)r->umin_value)
+		xv_log_printf(log, "%ssmin=%" PRId64, SEP, r->smin_value);
+	if (r->smax_value != INT64_MAX && r->smax_value != (int64_t)r->umax_value)
+		xv_log_printf(log, "%ssmax=%" PRId64, SEP, r->smax_value);
+	if (r->umin_value)
+		xv_log_printf(log, "%sumin=%" PRIu64, SEP, r->umin_value);
+	if (r->umax_value != UINT64_MAX)
+		xv_log_printf(log, "%sumax=%" PRIu64, SEP, r->umax_value);
+	if (r->s32_min_value != INT32_MIN && r->s32_min_value != (int32_t)r->u32_min_value)
+		xv_log_printf(log, "%ssmin32=%d", SEP, r->s32_min_value);
+	if (r->s32_max_value != INT32_MAX && r->s32_max_value != (int32_t)r->u32_max_value)
+		xv_log_printf(log, "%ssmax32=%d", SEP, r->s32_max_value);
+	if (r->u32_min_value && r->u32_min_value != r->umin_value)
+		xv_log_printf(log, "%sumin32=%u", SEP, r->u32_min_value);
+	if (r->u32_max_value != UINT32_MAX && r->u32_max_value != r->umax_value)
+		xv_log_printf(log, "%sumax32=%u", SEP, r->u32_max_value);
+	if (!tnum_is_unknown(r->var_off)) {
+		tnum_strn(buf, sizeof(buf), r->var_off);
+		xv_log_printf(log, "%svar_off=%s", SEP, buf);
+	}
+#undef SEP
+}
+
+void xv_print_reg(struct xv_env *env, const struct xv_reg *r)
+{
+	struct xv_log *log = &env->log;
+	bool first = true;
+
+	if (r->type == SCALAR_VALUE && tnum_is_const(r->var_off) && !r->id) {
+		xv_log_printf(log, "%" PRId64, (int64_t)r->var_off.value);
+		return;
+	}
+	if (r->type == PTR_TO_STACK && tnum_equals_const(r->var_off, 0)) {
+		xv_log_printf(log, "fp%d", r->off);
+		return;
+	}
+	xv_log_printf(log, "%s(", xv_reg_type_str(r->type));
+	if (r->type != SCALAR_VALUE) {
+		if (r->type == PTR_TO_MAP_VALUE || r->type == PTR_TO_MAP_VALUE_OR_NULL ||
+		    r->type == CONST_PTR_TO_MAP) {
+			xv_log_printf(log, "map=%s,ks=%u,vs=%u", r->map ? r->map->name : "?",
+				      r->map ? r->map->key_size : 0, r->map ? r->map->value_size : 0);
+			first = false;
+		}
+		if (r->id && r->type != SCALAR_VALUE) {
+			xv_log_printf(log, "%sid=%u", first ? "" : ",", r->id);
+			first = false;
+		}
+		if (r->off) {
+			xv_log_printf(log, "%soff=%d", first ? "" : ",", r->off);
+			first = false;
+		}
+		if (r->type == PTR_TO_PACKET || r->type == PTR_TO_PACKET_META) {
+			xv_log_printf(log, "%sr=%d", first ? "" : ",", r->range);
+			first = false;
+		}
+		if (!tnum_equals_const(r->var_off, 0)) {
+			struct xv_reg tmp = *r;
+
+			tmp.id = 0;
+			print_scalar_bounds(env, &tmp, &first);
+		}
+	} else {
+		print_scalar_bounds(env, r, &first);
+	}
+	xv_log_printf(log, ")");
+}
+
+void xv_print_state(struct xv_env *env, const struct xv_func_state *f, bool all_regs)
+{
+	struct xv_log *log = &env->log;
+
+	if (f->frameno)
+		xv_log_printf(log, " frame%u:", f->frameno);
+	for (int r = 0; r < XV_MAX_REG; r++) {
+		const struct xv_reg *reg = &f->regs[r];
+
+		if (reg->type == NOT_INIT)
+			continue;
+		if (!all_regs && !reg->written)
+			continue;
+		xv_log_printf(log, " R%d%s=", r, reg->written ? "_w" : "");
+		xv_print_reg(env, reg);
+	}
+	for (int s = 0; s < f->nslots; s++) {
+		const struct xv_stack_slot *slot = &f->stack[s];
+		char types[XV_SLOT + 1];
+		bool any = false;
+
+		if (slot->slot_type[XV_SLOT - 1] == STACK_SPILL) {
+			xv_log_printf(log, " fp%d=", -(s + 1) * XV_SLOT);
+			xv_print_reg(env, &slot->spilled);
+			continue;
+		}
+		for (int b = 0; b < XV_SLOT; b++) {
+			uint8_t t = slot->slot_type[XV_SLOT - 1 - b];
+
+			types[b] = t == STACK_MISC ? 'm' : t == STACK_ZERO ? '0' : t == STACK_SPILL ? 'r' : '?';
+			any |= t != STACK_INVALID;
+		}
+		types[XV_SLOT] = '\0';
+		if (any)
+			xv_log_printf(log, " fp%d=%s", -(s + 1) * XV_SLOT, types);
+	}
+}

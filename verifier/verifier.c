@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: MIT
+/*
+ * verifier.c - xbpf_verify(): the pass pipeline.
+ *
+ * Design, after the kernel's bpf_check():
+ *
+ *   encoding   every instruction alone, through the ISA's opcode table
+ *   subprogs   split the program at bpf-to-bpf call targets; jumps stay
+ *              inside their subprogram, each one ends in exit or goto
+ *   cfg        depth-first walk: reachability, prune points
+ *   liveness   backward dataflow of registers, so pruning ignores dead ones
+ *   do_check   abstract interpretation, one path at a time, across call
+ *              frames; checkpoints at prune points cut paths that reach a
+ *              state already proven safe (check.c, state.c)
+ *   stack      combined stack of every call chain <= 512 bytes
+ *
+ * Every pass works on one struct xv_env and returns 0 or -errno; the first
+ * failure stops the pipeline and its message, instruction and source line
+ * land in struct xbpf_verify_info.  The verifier never runs or rewrites the
+ * program: it only sees unresolved instructions (maps by object index).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verifier_impl.h"
+
+static void xv_vrecord(struct xv_env *env, const char *fmt, va_list ap)
+{
+	struct xbpf_verify_info *info = env->info;
+	size_t n;
+
+	if (env->err_set)
+		return;
+	env->err_set = true;
+	env->err_insn = env->insn_idx;
+	if (!info)
+		return;
+	vsnprintf(info->err_msg, sizeof(info->err_msg), fmt, ap);
+	n = strlen(info->err_msg);
+	if (n && info->err_msg[n - 1] == '\n')
+		info->err_msg[n - 1] = '\0';
+}
+
+void xv_err(struct xv_env *env, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	xv_log_vprintf(&env->log, fmt, ap);
+	va_end(ap);
+	va_start(ap, fmt);
+	xv_vrecord(env, fmt, ap);
+	va_end(ap);
+}
+
+void xv_verbose(struct xv_env *env, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!env->log.level)
+		return;
+	va_start(ap, fmt);
+	xv_log_vprintf(&env->log, fmt, ap);
+	va_end(ap);
+}
+
+static const struct xbpf_map_spec *prog_map_spec(void *priv, int idx)
+{
+	const struct xbpf_prog *prog = priv;
+	struct xbpf_object *obj = xbpf_prog__object(prog);
+	struct xbpf_map *map;
+
+	if (!obj || idx < 0 || (size_t)idx >= xbpf_object__map_cnt(obj))
+		return NULL;
+	map = xbpf_object__map(obj, idx);
+	return map ? xbpf_map__spec(map) : NULL;
+}
+
+static void print_summary(struct xv_env *env)
+{
+	struct xv_log *log = &env->log;
+
+	if (!xv_log_on(log))
+		return;
+	xv_log_printf(log, "stack depth ");
+	for (int i = 0; i < env->subprog_cnt; i++)
+		xv_log_printf(log, "%s%d", i ? "+" : "", env->subprog[i].stack_depth);
+	if (!env->subprog_cnt)
+		xv_log_printf(log, "0");
+	xv_log_printf(log, "\n");
+	xv_log_printf(log,
+		      "processed %u insns (limit %d) max_states_per_insn %u total_states %u "
+		      "peak_states %u mark_read %u\n",
+		      env->insn_processed, XBPF_VERIFY_INSN_LIMIT, env->max_states_per_insn,
+		      env->total_states, env->peak_states, 0u);
+}
+
+static void fill_err_line(struct xv_env *env)
+{
+	struct xbpf_line_desc line;
+	struct xbpf_verify_info *info = env->info;
+
+	if (!info || !env->prog || env->err_insn < 0)
+		return;
+	if (xbpf_prog__line(env->prog, env->err_insn, &line))
+		return;
+	snprintf(info->err_line, sizeof(info->err_line), "; %s @ %s:%u", line.text ? line.text : "",
+		 line.file ? line.file : "?", line.line);
+}
+
+static void free_env(struct xv_env *env)
+{
+	if (env->aux) {
+		for (int i = 0; i < env->insn_cnt; i++) {
+			struct xv_explored *e = env->aux[i].explored;
+
+			while (e) {
+				struct xv_explored *next = e->next;
+
+				xv_state_clear(&e->st);
+				free(e);
+				e = next;
+			}
+		}
+	}
+	free(env->aux);
+	for (int i = 0; i < env->pending_cnt; i++)
+		xv_state_clear(&env->pending[i].st);
+	free(env->pending);
+	xv_state_free(env->cur);
+}
+
+/*
+ * The pipeline over raw parts; xbpf_verify() feeds it a linked program.  Kept
+ * separate so unit tests and fuzzers can drive it without an object.
+ */
+int xv_verify_env(struct xv_env *env)
+{
+	struct xbpf_verify_info *info = env->info;
+	int err;
+
+	if (env->insn_cnt <= 0 || env->insn_cnt > XBPF_VERIFY_INSN_LIMIT) {
+		env->insn_idx = 0;
+		xv_err(env, "invalid program length %d\n", env->insn_cnt);
+		err = -EINVAL;
+		goto out;
+	}
+	env->aux = calloc(env->insn_cnt, sizeof(*env->aux));
+	if (!env->aux) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = xv_check_encoding(env);
+	err = err ?: xv_find_subprogs(env);
+	err = err ?: xv_check_cfg(env);
+	err = err ?: xv_compute_liveness(env);
+	err = err ?: xv_do_check(env);
+	if (!err) {
+		env->insn_idx = 0;
+		err = xv_check_max_stack_depth(env);
+	}
+out:
+	if (err && err != -ENOMEM && !env->err_set)
+		xv_err(env, "verification failed (%d)\n", err);
+	print_summary(env);
+	if (info) {
+		info->accepted = !err;
+		info->insn_processed = env->insn_processed;
+		info->func_cnt = env->subprog_cnt;
+		for (int i = 0; i < env->subprog_cnt; i++) {
+			info->func_start[i] = env->subprog[i].start;
+			info->stack_depth[i] = env->subprog[i].stack_depth;
+		}
+		info->err_insn = err ? env->err_insn : -1;
+		if (!err)
+			info->err_msg[0] = '\0';
+		else
+			fill_err_line(env);
+		info->log_truncated = env->log.truncated;
+	}
+	free_env(env);
+	return err;
+}
+
+int xbpf_verify(const struct xbpf_prog *prog, const struct xbpf_verify_opts *opts,
+		struct xbpf_verify_info *ret_info)
+{
+	struct xv_env env = { 0 };
+	struct xbpf_verify_info scratch;
+
+	if (!prog)
+		return -EINVAL;
+	if (opts && opts->sz && opts->sz < offsetof(struct xbpf_verify_opts, log_size) + sizeof(size_t))
+		return -EINVAL;
+	if (!ret_info)
+		ret_info = &scratch;
+	memset(ret_info, 0, sizeof(*ret_info));
+	env.prog = prog;
+	env.insns = xbpf_prog__insns(prog);
+	env.insn_cnt = (int)xbpf_prog__insn_cnt(prog);
+	env.type = xbpf_prog__type(prog);
+	env.map_spec = prog_map_spec;
+	env.map_priv = (void *)prog;
+	env.info = ret_info;
+	env.err_insn = -1;
+	if (opts)
+		xv_log_init(&env.log, opts->log_buf, opts->log_size, opts->log_level);
+	if (!env.insns)
+		return -EINVAL;
+	return xv_verify_env(&env);
+}

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verifier_impl.h - private contract between the verifier's passes.
+ *
+ * xbpf_verify() builds one struct xv_env and runs the passes of verifier.c
+ * over it: encoding checks, subprogram discovery (cfg.c), the depth-first
+ * CFG walk (cfg.c), the combined stack depth over the call graph (cfg.c) and
+ * the path walk with state pruning (check.c, state.c, bounds.c, ctx.c).
+ */
+#ifndef XBPF_VERIFIER_IMPL_H
+#define XBPF_VERIFIER_IMPL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tnum.h"
+#include "xbpf_verifier.h"
+
+#define XV_MAX_REG 11
+#define XV_SLOT 8
+#define XV_MAX_SLOTS (XBPF_STACK_SIZE / XV_SLOT)
+/* The kernel's cap on states kept per instruction before it stops adding. */
+#define XV_MAX_STATES_PER_INSN 64
+#define XV_MAX_PENDING 8192
+
+/* ---- log (log.c) ------------------------------------------------------- */
+
+struct xv_log {
+	char *buf;
+	size_t size;
+	size_t pos;	/* bytes written, excluding the NUL */
+	int level;
+	bool truncated;
+};
+
+void xv_log_init(struct xv_log *log, char *buf, size_t size, int level);
+void xv_log_vprintf(struct xv_log *log, const char *fmt, va_list ap);
+void xv_log_printf(struct xv_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Rewind to pos (the kernel's bpf_vlog_reset, used when a path is done). */
+void xv_log_reset(struct xv_log *log, size_t pos);
+static inline bool xv_log_on(const struct xv_log *log)
+{
+	return log->buf && log->size;
+}
+
+/* ---- abstract values --------------------------------------------------- */
+
+enum xv_reg_type {
+	NOT_INIT = 0,
+	SCALAR_VALUE,
+	PTR_TO_CTX,
+	CONST_PTR_TO_MAP,
+	PTR_TO_MAP_VALUE,
+	PTR_TO_MAP_VALUE_OR_NULL,
+	PTR_TO_STACK,
+	PTR_TO_PACKET_META,
+	PTR_TO_PACKET,
+	PTR_TO_PACKET_END,
+};
+
+struct xv_reg {
+	enum xv_reg_type type;
+	/* Fixed part of a pointer's offset; the variable part is in the bounds. */
+	int32_t off;
+	/* Packet pointers: bytes proven readable past off (find_good_pkt_pointers). */
+	int32_t range;
+	/* Map pointers and map values: the map, by object index. */
+	const struct xbpf_map_spec *map;
+	int32_t map_idx;
+	/* Same id, same value: null checks and packet range proofs spread by it. */
+	uint32_t id;
+	/* PTR_TO_STACK: whose frame. */
+	uint32_t frameno;
+	struct tnum var_off;
+	int64_t smin_value, smax_value;
+	uint64_t umin_value, umax_value;
+	int32_t s32_min_value, s32_max_value;
+	uint32_t u32_min_value, u32_max_value;
+	/* Written since the last checkpoint (log shows R1_w). */
+	bool written;
+};
+
+enum xv_slot_type {
+	STACK_INVALID = 0,
+	STACK_SPILL,
+	STACK_MISC,
+	STACK_ZERO,
+};
+
+struct xv_stack_slot {
+	struct xv_reg spilled;	/* valid when slot_type[7] == STACK_SPILL */
+	uint8_t slot_type[XV_SLOT];
+};
+
+struct xv_func_state {
+	struct xv_reg regs[XV_MAX_REG];
+	int callsite;		/* insn of the call in the caller, -1 in main */
+	uint32_t frameno;
+	uint32_t subprogno;
+	int nslots;		/* stack[0] is fp-8 .. fp-1 */
+	struct xv_stack_slot stack[XV_MAX_SLOTS];
+};
+
+struct xv_explored;
+
+struct xv_state {
+	struct xv_func_state *frame[XBPF_MAX_CALL_FRAMES];
+	int curframe;
+	/* Last checkpoint on this path (for branch counting), or NULL. */
+	struct xv_explored *parent;
+};
+
+/* A checkpoint kept at a prune point. */
+struct xv_explored {
+	struct xv_explored *next;	/* other checkpoints at the same insn */
+	struct xv_explored *parent;	/* previous checkpoint of the path */
+	int branches;			/* paths still being walked below it */
+	int insn_idx;
+	uint32_t hit_cnt, miss_cnt;
+	struct xv_state st;
+};
+
+/* ---- per-insn aux data and subprograms --------------------------------- */
+
+struct xv_insn_aux {
+	bool seen;
+	bool prune_point;
+	bool is_ldimm64_hi;	/* second slot of ld_imm64 */
+	uint16_t live_before;	/* registers possibly read before written (bit per reg) */
+	int subprog;
+	struct xv_explored *explored;
+	uint32_t nr_states;
+};
+
+struct xv_subprog {
+	int start;
+	int end;		/* one past the last insn */
+	int stack_depth;	/* bytes used, as seen by the path walk */
+	bool has_tail_call;
+	bool has_ld_abs;
+};
+
+struct xv_pending {
+	struct xv_state st;
+	int insn_idx;
+	int prev_insn_idx;
+	size_t log_pos;
+};
+
+struct xv_env {
+	const struct xbpf_prog *prog;	/* may be NULL (xv_verify_raw) */
+	const struct xbpf_insn *insns;
+	int insn_cnt;
+	enum xbpf_prog_type type;
+	const struct xbpf_map_spec *(*map_spec)(void *priv, int idx);
+	void *map_priv;
+
+	struct xv_insn_aux *aux;
+	struct xv_subprog subprog[XBPF_MAX_SUBPROGS + 1];
+	int subprog_cnt;
+
+	struct xv_log log;
+	struct xbpf_verify_info *info;
+	int insn_idx;
+	int prev_insn_idx;
+	int err_insn;
+	bool err_set;
+
+	struct xv_state *cur;
+	struct xv_pending *pending;
+	int pending_cnt, pending_cap;
+	uint32_t id_gen;
+
+	uint32_t insn_processed;
+	uint32_t total_states, peak_states, cur_states, max_states_per_insn;
+	uint32_t jmps_processed, prev_jmps_processed, prev_insn_processed;
+	bool has_pseudo_call, has_tail_call, has_ld_abs;
+};
+
+/* Report a rejection: logs the message and keeps it for xbpf_verify_info. */
+void xv_err(struct xv_env *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void xv_verbose(struct xv_env *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Run the whole pipeline on a filled-in env (frees what it allocated). */
+int xv_verify_env(struct xv_env *env);
+
+/* Pass entry points, each 0 or -errno. */
+int xv_check_encoding(struct xv_env *env);
+int xv_find_subprogs(struct xv_env *env);
+int xv_check_cfg(struct xv_env *env);
+int xv_compute_liveness(struct xv_env *env);
+int xv_check_max_stack_depth(struct xv_env *env);
+int xv_do_check(struct xv_env *env);
+int xv_find_subprog(const struct xv_env *env, int insn_idx);
+
+/* bounds.c: scalar bounds algebra. */
+void xv_mark_unknown(struct xv_reg *reg);
+void xv_mark_known(struct xv_reg *reg, uint64_t imm);
+void xv_reg_bounds_sync(struct xv_reg *reg);
+void xv_reg_bounds_from_var_off(struct xv_reg *reg);
+bool xv_reg_is_const(const struct xv_reg *reg);
+/* Scalar ALU op (BPF_OP) of src into dst; alu32 for 32-bit class. */
+int xv_scalar_alu(struct xv_env *env, struct xv_reg *dst, const struct xv_reg *src, uint8_t op,
+		  bool alu32);
+/*
+ * Can branch `op` (JMP32 when is32) between reg and val be decided?  1: always
+ * taken, 0: never, -1: unknown.
+ */
+int xv_is_branch_taken(const struct xv_reg *reg, const struct xv_reg *val, uint8_t op, bool is32);
+/* Refine scalar bounds for the taken (t) and not-taken (f) branches. */
+void xv_reg_set_min_max(struct xv_reg *t_dst, struct xv_reg *t_src, struct xv_reg *f_dst,
+			struct xv_reg *f_src, uint8_t op, bool is32);
+void xv_zext_32_to_64(struct xv_reg *reg);
+void xv_coerce_reg_to_size(struct xv_reg *reg, int size);
+void xv_coerce_subreg_to_size_sx(struct xv_reg *reg, int size);
+void xv_coerce_reg_to_size_sx(struct xv_reg *reg, int size);
+
+/* ctx.c: context access rules per program type. */
+/*
+ * Check a ctx access at off of size bytes; *ret_type is the loaded register's
+ * type (SCALAR_VALUE or a packet pointer).  0 or -EACCES.
+ */
+int xv_check_ctx_access(struct xv_env *env, int off, int size, bool write,
+			enum xv_reg_type *ret_type);
+bool xv_prog_may_access_pkt(enum xbpf_prog_type type, bool write);
+
+/* state.c: copying, comparing and printing states. */
+struct xv_state *xv_state_new(void);
+void xv_state_free(struct xv_state *st);
+int xv_state_copy(struct xv_state *dst, const struct xv_state *src);
+void xv_state_clear(struct xv_state *st);
+/* Is cur safe given that old was proven safe (old subsumes cur)? */
+bool xv_states_equal(struct xv_env *env, const struct xv_state *old, const struct xv_state *cur,
+		     bool exact);
+/* "R1=ctx() R10=fp0 fp-8=mmmmmmmm" for the current frame. */
+void xv_print_state(struct xv_env *env, const struct xv_func_state *f, bool all_regs);
+void xv_print_reg(struct xv_env *env, const struct xv_reg *reg);
+const char *xv_reg_type_str(enum xv_reg_type t);
+
+#endif /* XBPF_VERIFIER_IMPL_H */
