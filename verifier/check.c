@@ -284,25 +284,63 @@ static int check_packet_access(struct xv_env *env, int regno, int off, int size)
 	return 0;
 }
 
+/*
+ * A stack access through reg: 0 and *ret_off for a constant offset; 1 and
+ * [*ret_off, *ret_max] for a variable one (allowed when privileged, as the
+ * whole range is inside the frame).
+ */
 static int check_stack_ptr_off(struct xv_env *env, int regno, const struct xv_reg *reg, int off,
-			       int size, bool write, int *ret_off)
+			       int size, bool write, int *ret_off, int *ret_max)
 {
+	struct tnum at = tnum_add(reg->var_off, tnum_const((uint64_t)(int64_t)(off + reg->off)));
 	char tn[48];
 
-	if (!tnum_is_const(reg->var_off)) {
-		tnum_strn(tn, sizeof(tn), reg->var_off);
-		xv_err(env, "variable stack access var_off=%s off=%d size=%d\n", tn, off, size);
+	if (!tnum_is_aligned(at, size)) {
+		if (tnum_is_const(reg->var_off))
+			snprintf(tn, sizeof(tn), "%lld", (long long)reg->var_off.value);
+		else
+			tnum_strn(tn, sizeof(tn), reg->var_off);
+		xv_err(env, "misaligned stack access off %s+%d+%d size %d\n", tn, reg->off, off, size);
 		return -EACCES;
+	}
+	if (!tnum_is_const(reg->var_off)) {
+		int64_t lo = reg->smin_value + off + reg->off, hi = reg->smax_value + off + reg->off;
+
+		if (reg->smin_value <= -XBPF_STACK_SIZE || reg->smax_value >= XBPF_STACK_SIZE ||
+		    lo < -XBPF_STACK_SIZE || hi + size > 0) {
+			tnum_strn(tn, sizeof(tn), reg->var_off);
+			xv_err(env, "invalid variable-offset%s stack R%d var_off=%s off=%d size=%d\n",
+			       write ? " write to" : " read from", regno, tn, off + reg->off, size);
+			return -EACCES;
+		}
+		*ret_off = (int)lo;
+		*ret_max = (int)hi;
+		return 1;
 	}
 	off += reg->off + (int64_t)reg->var_off.value;
-	if (off % size) {
-		snprintf(tn, sizeof(tn), "%lld", (long long)reg->var_off.value);
-		xv_err(env, "misaligned stack access off %s+%d+%d size %d\n", tn, reg->off,
-		       off - reg->off - (int)reg->var_off.value, size);
-		return -EACCES;
-	}
 	*ret_off = off;
 	return stack_access_bounds(env, regno, off, size, write);
+}
+
+/* A write somewhere in [lo, hi + size): every byte it may touch becomes data. */
+static int stack_write_var(struct xv_env *env, struct xv_func_state *f, int lo, int hi, int size)
+{
+	int err = grow_stack(f, lo);
+
+	if (err)
+		return err;
+	update_stack_depth(env, f, lo);
+	for (int o = lo; o < hi + size; o++) {
+		struct xv_stack_slot *slot = &f->stack[(-o - 1) / XV_SLOT];
+
+		if (slot->slot_type[XV_SLOT - 1] == STACK_SPILL) {
+			for (int b = 0; b < XV_SLOT; b++)
+				slot->slot_type[b] = STACK_MISC;
+			mark_not_init(&slot->spilled);
+		}
+		*slot_byte(f, o) = STACK_MISC;
+	}
+	return 0;
 }
 
 /*
@@ -352,12 +390,21 @@ static int check_mem_access(struct xv_env *env, int regno, int off, int size, bo
 	}
 	case PTR_TO_STACK: {
 		struct xv_func_state *f = env->cur->frame[reg->frameno];
-		int soff;
+		int soff, smax;
 
-		err = check_stack_ptr_off(env, regno, reg, off, size, write, &soff);
-		if (err)
+		err = check_stack_ptr_off(env, regno, reg, off, size, write, &soff, &smax);
+		if (err < 0)
 			return err;
-		if (write)
+		if (err == 1) {
+			/* Variable offset: writes scrub the range, reads give a number. */
+			if (write) {
+				err = stack_write_var(env, f, soff, smax, size);
+			} else {
+				update_stack_depth(env, f, soff);
+				xv_coerce_reg_to_size(&loaded, size);
+				err = 0;
+			}
+		} else if (write)
 			err = stack_write(env, f, regno, soff, size, value,
 					  value ? (value->type == SCALAR_VALUE &&
 						   tnum_equals_const(value->var_off, 0))
@@ -443,10 +490,6 @@ static int check_atomic(struct xv_env *env, const struct xbpf_insn *insn)
 		load_reg = 0;
 	} else if (insn->imm & XBPF_FETCH) {
 		load_reg = insn->src_reg;
-	}
-	if (is_pointer(&regs[insn->src_reg])) {
-		xv_err(env, "R%d leaks addr into mem\n", insn->src_reg);
-		return -EACCES;
 	}
 	t = regs[insn->dst_reg].type;
 	if (t == PTR_TO_CTX || t == PTR_TO_PACKET || t == PTR_TO_PACKET_META) {

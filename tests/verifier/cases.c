@@ -92,6 +92,18 @@ const struct vcase vcases[] = {
 	{ "stack: misaligned", XBPF_PROG_XDP, {
 		XI_ST(XBPF_DW, FP, -12, 0), XI_MOV64_K(R0, 0), XI_EXIT() },
 		REJECT("misaligned stack access") },
+	{ "stack: variable-offset write and read inside the frame", XBPF_PROG_XDP, {
+		XI_CALL(XH_KTIME), XI_ALU64_K(XBPF_AND, R0, 8), XI_MOV64_X(R1, FP), XI_ALU64_K(XBPF_ADD, R1, -16),
+		XI_ALU64_X(XBPF_ADD, R1, R0), XI_ST(XBPF_DW, R1, 0, 0), XI_LDX(XBPF_DW, R0, R1, 0), XI_EXIT() },
+		ACCEPT },
+	{ "stack: variable-offset write may leave the frame", XBPF_PROG_XDP, {
+		XI_CALL(XH_KTIME), XI_ALU64_K(XBPF_AND, R0, 8), XI_MOV64_X(R1, FP), XI_ALU64_K(XBPF_ADD, R1, -8),
+		XI_ALU64_X(XBPF_ADD, R1, R0), XI_ST(XBPF_DW, R1, 0, 0), XI_MOV64_K(R0, 0), XI_EXIT() },
+		REJECT("invalid variable-offset write to stack R1 var_off=(0x0; 0x8) off=-8 size=8") },
+	{ "stack: variable-offset access misaligned", XBPF_PROG_XDP, {
+		XI_CALL(XH_KTIME), XI_ALU64_K(XBPF_AND, R0, 4), XI_MOV64_X(R1, FP), XI_ALU64_K(XBPF_ADD, R1, -16),
+		XI_ALU64_X(XBPF_ADD, R1, R0), XI_ST(XBPF_DW, R1, 0, 0), XI_MOV64_K(R0, 0), XI_EXIT() },
+		REJECT("misaligned stack access off (0x0; 0x4)+-16+0 size 8") },
 	{ "stack: pointer spill and fill keeps the type", XBPF_PROG_XDP, {
 		XI_STX(XBPF_DW, FP, R1, -8), XI_LDX(XBPF_DW, R2, FP, -8),
 		XI_LDX(XBPF_W, R0, R2, XDP_MD_DATA), XI_MOV64_K(R0, 0), XI_EXIT() }, ACCEPT },
