@@ -45,6 +45,14 @@ const struct vcase vcases[] = {
 	{ "calls: unreachable code", XBPF_PROG_TRACEPOINT, {
 		XI_CALL_REL(1), XI_EXIT(), XI_CALL_REL(1), XI_EXIT(), XI_MOV64_K(R0, 0), XI_EXIT(),
 		XI_MOV64_K(R0, 0), XI_EXIT() }, REJECT("unreachable insn 6") },
+	{ "calls: overlapping caller and callee", XBPF_PROG_TRACEPOINT, {
+		XI_CALL_REL(0), XI_MOV64_K(R0, 0), XI_EXIT() }, REJECT("last insn is not an exit or jmp") },
+	{ "calls: conditional call", XBPF_PROG_XDP, {
+		XI_LDX(XBPF_W, R2, R1, 12), XI_JMP_K(XBPF_JEQ, R2, 0, 1), XI_CALL_REL(2), XI_MOV64_K(R0, 0),
+		XI_EXIT(), XI_MOV64_K(R0, 1), XI_EXIT() }, ACCEPT },
+	{ "calls: jump from main into the callee", XBPF_PROG_XDP, {
+		XI_LDX(XBPF_W, R2, R1, 12), XI_JMP_K(XBPF_JEQ, R2, 0, 3), XI_CALL_REL(2), XI_MOV64_K(R0, 0),
+		XI_EXIT(), XI_MOV64_K(R0, 1), XI_EXIT() }, REJECT("jump out of range from insn 1 to 5") },
 	{ "cfg: jump out of program", XBPF_PROG_TRACEPOINT, {
 		XI_MOV64_K(R0, 0), XI_JA(5), XI_EXIT() }, REJECT("jump out of range from insn 1 to 7") },
 	{ "cfg: no exit", XBPF_PROG_TRACEPOINT, { XI_MOV64_K(R0, 0) }, .insn_cnt = 1,
