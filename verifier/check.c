@@ -546,8 +546,7 @@ static int adjust_ptr_alu(struct xv_env *env, const struct xbpf_insn *insn, stru
 	if (XBPF_CLASS(insn->code) != XBPF_ALU64) {
 		/* Privileged: a 32-bit difference of pointers is a plain number. */
 		if (op == XBPF_SUB) {
-			xv_mark_unknown(dst);
-			xv_coerce_reg_to_size(dst, 4);
+			xv_mark_unknown(dst); /* all 64 bits unknown, as in the kernel */
 			dst->written = true;
 			return 0;
 		}
@@ -584,6 +583,15 @@ static int adjust_ptr_alu(struct xv_env *env, const struct xbpf_insn *insn, stru
 	}
 	if (known && (val >= MAX_VAR_OFF || val <= -MAX_VAR_OFF)) {
 		xv_err(env, "math between %s pointer and %" PRId64 " is not allowed\n", tstr, val);
+		return -EACCES;
+	}
+	if (!known && off_reg->smin_value <= -MAX_VAR_OFF) {
+		xv_err(env, "value %" PRId64 " makes %s pointer be out of bounds\n", off_reg->smin_value,
+		       tstr);
+		return -EACCES;
+	}
+	if (op == XBPF_SUB && ptr->type == PTR_TO_STACK) {
+		xv_err(env, "R%d subtraction from stack pointer prohibited\n", insn->dst_reg);
 		return -EACCES;
 	}
 	if (known) {
@@ -728,7 +736,12 @@ static int check_alu(struct xv_env *env, const struct xbpf_insn *insn)
 		return -EINVAL;
 	}
 	if (is_pointer(dst) && is_pointer(src)) {
-		/* Privileged: pointer op pointer is a plain number. */
+		/* Privileged: the difference of two pointers is a plain number. */
+		if (op != XBPF_SUB) {
+			xv_err(env, "R%d pointer %s pointer prohibited\n", insn->dst_reg, op_name(op));
+			return -EACCES;
+		}
+		/* Like the kernel, not even zero-extended for 32-bit ops. */
 		xv_mark_unknown(dst);
 		dst->written = true;
 		return 0;

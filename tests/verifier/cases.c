@@ -139,6 +139,12 @@ const struct vcase vcases[] = {
 	{ "alu: pointer minus pointer is a number", XBPF_PROG_XDP, {
 		XI_LDX(XBPF_W, R2, R1, XDP_MD_DATA), XI_LDX(XBPF_W, R3, R1, XDP_MD_DATA_END),
 		XI_ALU64_X(XBPF_SUB, R3, R2), XI_MOV64_X(R0, R3), XI_EXIT() }, ACCEPT },
+	{ "alu: pointer plus pointer", XBPF_PROG_XDP, {
+		XI_LDX(XBPF_W, R2, R1, XDP_MD_DATA), XI_MOV64_X(R3, R2), XI_ALU64_X(XBPF_ADD, R3, R2),
+		XI_MOV64_K(R0, 0), XI_EXIT() }, REJECT("R3 pointer += pointer prohibited") },
+	{ "alu: subtraction from the stack pointer", XBPF_PROG_XDP, {
+		XI_MOV64_X(R1, FP), XI_ALU64_K(XBPF_SUB, R1, 8), XI_ST(XBPF_DW, R1, 0, 0), XI_MOV64_K(R0, 0),
+		XI_EXIT() }, REJECT("R1 subtraction from stack pointer prohibited") },
 	{ "alu: arithmetic on pkt_end", XBPF_PROG_XDP, {
 		XI_LDX(XBPF_W, R3, R1, XDP_MD_DATA_END), XI_ALU64_K(XBPF_ADD, R3, 1), XI_MOV64_K(R0, 0),
 		XI_EXIT() }, REJECT("R3 pointer arithmetic on pkt_end prohibited") },
