@@ -86,15 +86,51 @@ def program(rng):
     return p
 
 
+def program_with_calls(rng):
+    """main passes ctx and a pointer to its stack to a subprogram built from
+    the same idioms, which may write through it; main then reads that slot
+    and its own spills, and may call a second, trivial subprogram."""
+    sub = program(rng)[:-1]              # drop exit, keep the r0 = 0
+    # the subprogram may store a scalar or a pointer through R7 (caller's fp-8)
+    store = rng.choice([insn(0x7b, 7, 0, 0, 0), insn(0x7b, 7, 2, 0, 0), insn(0x7b, 7, 10, 0, 0),
+                        insn(0x72, 7, 0, 0, 1), insn(0xb7, 0, 0, 0, 0)])
+    sub = [insn(0xbf, 7, 2, 0, 0)] + sub[:1] + sub[1:] + [store, insn(0x95, 0, 0, 0, 0)]
+    sub[0] = insn(0xbf, 7, 2, 0, 0)      # r7 = caller's pointer (R2 at entry)
+    tail = [insn(0xb7, 0, 0, 0, rng.randint(0, 3)), insn(0x95, 0, 0, 0, 0)]
+    main = [insn(0x7a, 10, 0, -8, rng.choice([0, 5])),
+            insn(0xbf, 2, 10, 0, 0), insn(0x07, 2, 0, 0, -8)]
+    n_after = 4
+    two = rng.random() < 0.5
+    main_len = len(main) + 1 + n_after + (1 if two else 0) + 1
+    # call into the subprogram placed right after main
+    call_at = len(main)
+    main.append(None)
+    main += [insn(0x79, 3, 10, -8, 0),                       # fill what the callee wrote
+             insn(0xbf, 4, 0, 0, 0),                         # use R0 from the callee
+             rng.choice([insn(0x71, 0, 3, 0, 0), insn(0x07, 3, 0, 0, 1), insn(0xb7, 3, 0, 0, 0)]),
+             insn(0xb7, 0, 0, 0, 0)]
+    if two:
+        main.append(None)
+    main.append(insn(0x95, 0, 0, 0, 0))
+    sub_start = len(main)
+    tail_start = sub_start + len(sub)
+    main[call_at] = insn(0x85, 0, 1, 0, sub_start - call_at - 1)
+    if two:
+        idx = len(main) - 2
+        main[idx] = insn(0x85, 0, 1, 0, tail_start - idx - 1)
+    return main + sub + (tail if two else [])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runner", required=True)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=1000)
     ap.add_argument("--keep")
+    ap.add_argument("--calls", action="store_true", help="wrap programs in bpf-to-bpf calls")
     args = ap.parse_args()
     rng = random.Random(args.seed)
-    lines = ["rnd%d-%d\txdp\taccept\t-\t-\t1:8:8:16\t%s" % (args.seed, i, " ".join(program(rng)))
+    lines = ["rnd%d-%d\txdp\taccept\t-\t-\t1:8:8:16\t%s" % (args.seed, i, " ".join((program_with_calls if args.calls else program)(rng)))
              for i in range(args.count)]
     with tempfile.NamedTemporaryFile("w", prefix="xlbt-v3-rnd-", suffix=".txt", delete=False) as f:
         f.write("\n".join(lines) + "\n")
