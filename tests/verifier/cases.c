@@ -183,6 +183,10 @@ const struct vcase vcases[] = {
 		REJECT("dereference of modified ctx ptr R1 off=4 disallowed") },
 	{ "ctx: tracepoint reads, aligned", XBPF_PROG_TRACEPOINT, {
 		XI_LDX(XBPF_DW, R0, R1, 16), XI_EXIT() }, ACCEPT },
+	{ "ctx: tracepoint hides its first 8 bytes", XBPF_PROG_TRACEPOINT, {
+		XI_LDX(XBPF_W, R0, R1, 4), XI_EXIT() }, REJECT("invalid bpf_context access off=4 size=4") },
+	{ "ctx: xdp egress_ifindex is for devmap programs", XBPF_PROG_XDP, {
+		XI_LDX(XBPF_W, R0, R1, 20), XI_EXIT() }, REJECT("invalid bpf_context access off=20 size=4") },
 	{ "ctx: tracepoint misaligned read", XBPF_PROG_TRACEPOINT, {
 		XI_LDX(XBPF_DW, R0, R1, 12), XI_EXIT() }, REJECT("invalid bpf_context access off=12 size=8") },
 	/* ---- packet ------------------------------------------------------------ */
