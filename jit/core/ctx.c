@@ -182,8 +182,12 @@ static int run_ctx_check(struct xbpf_run_ctx *ctx, const struct xbpf_test_run_op
 {
 	int err;
 
-	if (opts->flags || opts->cpu)
-		return -EINVAL; /* the kernel refuses both for XDP and skb runs */
+	/*
+	 * The kernel refuses flags for XDP and skb runs; `cpu` is ours: the
+	 * engines run on the CPU it names (per-CPU maps), no flag needed.
+	 */
+	if (opts->flags || opts->cpu >= XBPF_MAX_CPUS)
+		return -EINVAL;
 	if (opts->data_size_in && !opts->data_in)
 		return -EINVAL;
 	switch (ctx->type) {
