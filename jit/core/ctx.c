@@ -472,9 +472,13 @@ int xbpf_run_ctx__finish(struct xbpf_run_ctx *ctx, struct xbpf_test_run_opts *op
 	case XBPF_PROG_SOCKET_FILTER: {
 		struct __sk_buff out = ctx->md_in.skb;
 		const struct __sk_buff *s = &ctx->md.skb;
-		uint8_t *data = ctx->frame + XBPF_FRAME_HEADROOM;
-		uint32_t len = ctx->data_size_in;
+		uint8_t *data = (uint8_t *)xbpf_u32_ptr(s->data) - ctx->l2_pulled;
+		uint32_t len = s->len + ctx->l2_pulled;
 
+		/* helpers move data and len; a program without a verifier may scribble */
+		if (data < ctx->frame || len > XBPF_FRAME_SLOT ||
+		    data + len > ctx->frame + XBPF_FRAME_SLOT)
+			return xbpf_err(-EFAULT);
 		if (ctx->type == XBPF_PROG_SOCKET_FILTER)
 			memset(data, 0, XBPF_ETH_HLEN); /* test_run pushes a zeroed header */
 		err = data_finish(opts, data, len);
