@@ -221,6 +221,15 @@ static int run_ctx_check(struct xbpf_run_ctx *ctx, const struct xbpf_test_run_op
 
 		if (opts->data_size_in < XBPF_ETH_HLEN || opts->data_size_in > SKB_MAX_DATA)
 			return -EINVAL;
+		{
+			/* test_run wants a whole base IPv4/IPv6 header behind those ethertypes */
+			const uint8_t *eth = opts->data_in;
+			uint16_t proto = (uint16_t)(eth[12] << 8 | eth[13]);
+
+			if ((proto == 0x0800 && opts->data_size_in < XBPF_ETH_HLEN + 20) ||
+			    (proto == 0x86dd && opts->data_size_in < XBPF_ETH_HLEN + 40))
+				return -EINVAL;
+		}
 		err = ctx_image_in(opts, s, sizeof(*s));
 		if (err)
 			return err;

@@ -390,6 +390,28 @@ static void test_skb_room(void)
 		}
 		close(fd);
 	}
+	/* which frame lengths test_run accepts, per ethertype */
+	{
+		static const uint16_t ethertypes[] = { 0x0800, 0x86dd, 0x0806, 0x8100, 0x0100 };
+		struct bpf_insn prog[] = { MOV64_IMM(BPF_REG_0, 0), EXIT() };
+		int fd = prog_load(BPF_PROG_TYPE_SCHED_CLS, prog, 2);
+		uint32_t len;
+
+		for (p = 0; p < sizeof(ethertypes) / sizeof(ethertypes[0]) && fd >= 0; p++) {
+			for (len = 10; len <= 60; len++) {
+				fill(pkt, sizeof(pkt), len);
+				pkt[12] = ethertypes[p] >> 8;
+				pkt[13] = ethertypes[p] & 0xff;
+				kernel_run(fd, pkt, len, NULL, 0, sizeof(k.data), &k);
+				user_run(XBPF_PROG_SCHED_CLS, BPF_FUNC_get_smp_processor_id, 0, 0, 0, 0, pkt,
+					 len, NULL, 0, sizeof(u.data), &u);
+				u.retval = k.retval;
+				compare("skb frame length", (long)(ethertypes[p] << 8 | len), &k, &u);
+			}
+		}
+		if (fd >= 0)
+			close(fd);
+	}
 	for (c = 0; c < 4; c++) {
 		static const int32_t pulls[] = { 0, 60, 61, 100000 };
 		struct bpf_insn prog[] = {
