@@ -101,6 +101,17 @@ static uint64_t th_log_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, ui
 	return 0;
 }
 
+static uint64_t th_map_lookup_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	struct fake_map *map = (struct fake_map *)(uintptr_t)r1;
+	uint32_t key = *(const uint32_t *)(uintptr_t)r2;
+
+	check_alignment();
+	if (key >= map->max_entries)
+		return 0;
+	return (uint64_t)(uintptr_t)(map->data + (size_t)key * map->value_size);
+}
+
 static const struct xbpf_helper_proto th_protos[] = {
 	{ .id = TH_MAP_LOOKUP, .name = "map_lookup_elem", .fn = th_map_lookup_fn },
 	{ .id = TH_LOG, .name = "test_log", .fn = th_log_fn },
