@@ -1,16 +1,16 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * jit_arm64.c - the arm64 (A64) back end of the JIT.
  *
  * Every function of the program becomes one AAPCS64 function: arguments in
- * x0-x4, result in x0, x19-x28/x29/x30 preserved.  So function 0 is the C
+ * x0-x4, result in x0, x19-x28, x29 and x30 preserved.  So function 0 is the C
  * entry (R1, R2) -> R0, a bpf-to-bpf call is a plain BL and a helper call a
  * BLR to the helper's C function.
  *
  * Register mapping (as Linux's arm64 JIT):
  *   R0 = x7, R1-R5 = x0-x4 (argument registers, clobbered by calls),
  *   R6-R9 = x19-x22 (callee-saved), R10 = x25 (frame pointer of this
- *   function's BPF stack), AX = x9 (constant blinding), scratch x10-x14.
+ *   function's BPF stack), AX = x9 (constant blinding), scratch x10-x13.
  *
  * Frame of each function, from high to low addresses:
  *   x29, x30 | x19, x20 | x21, x22 | x25, x26 | BPF stack (R10 points above it)
@@ -18,8 +18,8 @@
  * Instructions are 4 bytes; the only size that depends on offsets is a
  * conditional branch: B.cond reaches +-1 MiB, farther targets take the
  * inverted B.cond over a B (+-128 MiB).  A branch once emitted long stays
- * long in later passes, so sizes only grow and the driver's size check
- * proves that every offset has settled.
+ * long in later passes, so sizes only grow and the passes converge (the
+ * driver stops when a pass reproduces every offset).
  *
  * Whatever the back end cannot translate (legacy packet loads, kfuncs,
  * encodings no verifier accepts) yields -ENOTSUP: the VM then runs

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * test_jit_far.c - jumps whose native distance exceeds the short branch
  * forms of the host JIT: arm64 B.cond reaches +-1 MiB, x86-64 rel8 +-127 B.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * test_jit_seed_lb.c - the seeds' two L4 LB programs (noinline bpf-to-bpf
  * calls, seed patches 004/005), built at test time, on the host's JIT
