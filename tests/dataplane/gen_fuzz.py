@@ -52,24 +52,7 @@ for b in bases:
     t.lines.append('in %s' % bytes(b).hex())
     t.lines.append('expect any')
 for i in range(count):
-    raw = bytearray(bytes(rng.choice(bases)))
-    kind = rng.randrange(5)
-    if kind == 0:           # flip a few bytes anywhere
-        for _ in range(rng.randrange(1, 4)):
-            raw[rng.randrange(len(raw))] = rng.randrange(256)
-    elif kind == 1:         # garbage in the first 60 header bytes
-        for _ in range(rng.randrange(1, 6)):
-            raw[rng.randrange(min(60, len(raw)))] = rng.randrange(256)
-    elif kind == 2:         # cut
-        raw = raw[:rng.randrange(14, len(raw) + 1)]
-    elif kind == 3:         # random tail growth
-        raw += bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64)))
-    else:                   # random ports/flags
-        off = 14 + (20 if raw[12:14] == b'\x08\x00' else 40)
-        for j in range(off, min(off + 14, len(raw))):
-            if rng.random() < 0.3:
-                raw[j] = rng.randrange(256)
     t.row('fuzz %d' % i)
-    t.lines.append('in %s' % bytes(raw).hex())
+    t.lines.append('in %s' % mutate(rng, bytes(rng.choice(bases))).hex())
     t.lines.append('expect any')
 t.write(sys.argv[1])
