@@ -222,6 +222,12 @@ int xlbd_reconcile(struct daemon *d, const struct xlb_state *target, struct xlb_
 			keep = target->vips[i].id == id;
 		if (keep)
 			continue;
+		/* The key may live on under another id: then it was overwritten, not left. */
+		if (xlb_state_find_vip(target, &s->addr, s->port, s->proto)) {
+			s->present = false;
+			s->ring_known = false;
+			continue;
+		}
 		ret = ops->vip_del(&d->be, &s->addr, s->port, s->proto, id, err);
 		if (ret)
 			return ret;
