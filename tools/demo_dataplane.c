@@ -216,7 +216,7 @@ static void format_cell(const struct cell *c, char *buf, size_t len)
 		return;
 	}
 	if (c->err) {
-		snprintf(buf, len, "error: %s", strerror(-c->err));
+		snprintf(buf, len, "run failed (%d)", c->err);
 		return;
 	}
 	if ((c->retval == 3 || c->retval == 4) && c->len >= 34 && c->out[12] == 0x08 &&

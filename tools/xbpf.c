@@ -830,6 +830,23 @@ static int cmd_conformance(struct cli_cfg *cfg)
 		fprintf(stderr, "xbpf: cannot prepare program: %s\n", strerror(errno));
 		goto out;
 	}
+	/*
+	 * test_run rather than exec: it reports faults (an unverified program
+	 * running out of its jump budget or out of its memory) as errors
+	 * instead of a made-up r0.  r0 is 64 bits: retval holds only the low
+	 * half, so the VM's full result comes from exec on the same memory only
+	 * when the run succeeded.
+	 */
+	{
+		XBPF_OPTS(xbpf_test_run_opts, opts, .data_in = mem, .data_size_in = mem_len,
+			  .repeat = 1);
+		int err = xbpf_vm__test_run(vm, &opts);
+
+		if (err) {
+			fprintf(stderr, "xbpf: program failed: %s\n", strerror(-err));
+			goto out;
+		}
+	}
 	r0 = xbpf_vm__exec(vm, mem_len ? mem : NULL, mem_len);
 	printf("%" PRIx64 "\n", r0);
 	status = EXIT_OK;

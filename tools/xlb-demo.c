@@ -63,7 +63,7 @@ static void format_cell(const struct seed_lb_prog *sp, const struct cell *c, cha
 	if (c->err == -EOPNOTSUPP)
 		snprintf(buf, len, "n/a");
 	else if (c->err)
-		snprintf(buf, len, "error: %s", strerror(-c->err));
+		snprintf(buf, len, "run failed (%d)", c->err);
 	else
 		snprintf(buf, len, "%s/%u", sp->action_name(c->retval), c->len);
 }

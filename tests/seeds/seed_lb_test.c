@@ -8,6 +8,7 @@
  *
  * usage: seed_lb_test --script PY --seeds-dir DIR --workdir DIR
  *                     [--engine interp|jit|kernel] [--skip-verify] [--iter N]
+ *                     [--prog test_l4lb_noinline|test_xdp_noinline]
  *
  * --engine kernel compares the kernel with itself: it checks the harness
  * setup and expectations alone, before a userspace engine is involved.
@@ -51,6 +52,22 @@ static void run(struct tool_engine *e, const struct seed_lb_packet *pkt, int rep
 	res->err = tool_engine__test_run(e, &opts);
 	res->retval = opts.retval;
 	res->size = opts.data_size_out;
+}
+
+/* The end of a verifier log: where it stopped and why. */
+static void print_log_tail(const char *log, int lines)
+{
+	const char *p;
+
+	if (!log)
+		return;
+	p = log + strlen(log);
+	while (p > log && lines >= 0) {
+		p--;
+		if (*p == '\n')
+			lines--;
+	}
+	printf("  ... verifier log, last lines:\n%s\n", p == log ? p : p + 1);
 }
 
 static void hexdump(const char *label, const uint8_t *p, uint32_t len)
@@ -121,7 +138,7 @@ static int test_prog(const struct seed_lb_prog *sp, const char *objdir, enum too
 	if (err) {
 		CHECK(0, "%s: %s engine refuses the program: %s", sp->name,
 		      tool_engine_kind_name(kind), strerror(-err));
-		printf("%s", uopts.log_buf ? uopts.log_buf : "");
+		print_log_tail(uopts.log_buf, 40);
 		goto out;
 	}
 	if (kind == TOOL_ENGINE_JIT && xbpf_vm__engine(tool_engine__vm(user)) != XBPF_ENGINE_JIT) {
@@ -207,13 +224,14 @@ int main(int argc, char **argv)
 		{ "engine", required_argument, NULL, 'e' },
 		{ "skip-verify", no_argument, NULL, 'k' },
 		{ "iter", required_argument, NULL, 'i' },
+		{ "prog", required_argument, NULL, 'p' },
 		{},
 	};
-	const char *script = NULL, *seeds_dir = NULL, *workdir = NULL;
+	const char *script = NULL, *seeds_dir = NULL, *workdir = NULL, *only = NULL;
 	enum tool_engine_kind kind = TOOL_ENGINE_INTERP;
 	bool skip_verify = false;
 	int iter = SEED_NUM_ITER;
-	int c, status, skipped = 0;
+	int c, status, skipped = 0, ran = 0;
 	size_t i;
 
 	while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
@@ -223,6 +241,7 @@ int main(int argc, char **argv)
 		case 'w': workdir = optarg; break;
 		case 'k': skip_verify = true; break;
 		case 'i': iter = atoi(optarg); break;
+		case 'p': only = optarg; break;
 		case 'e':
 			/* kernel: a second kernel instance, checks the harness alone */
 			if (tool_engine_kind_from_name(optarg, &kind)) {
@@ -236,7 +255,7 @@ int main(int argc, char **argv)
 	}
 	if (!script || !seeds_dir || !workdir || iter < 1) {
 		fprintf(stderr, "usage: %s --script PY --seeds-dir DIR --workdir DIR "
-				"[--engine interp|jit|kernel] [--skip-verify] [--iter N]\n", argv[0]);
+				"[--engine interp|jit|kernel] [--skip-verify] [--iter N] [--prog NAME]\n", argv[0]);
 		return 2;
 	}
 	if (!kern_engine_available()) {
@@ -252,13 +271,21 @@ int main(int argc, char **argv)
 		printf("FAIL: building the seed programs failed (%d)\n", status);
 		return 1;
 	}
-	for (i = 0; i < seed_lb_prog_cnt; i++)
+	for (i = 0; i < seed_lb_prog_cnt; i++) {
+		if (only && strcmp(only, seed_lb_progs[i].name))
+			continue;
+		ran++;
 		skipped += test_prog(&seed_lb_progs[i], workdir, kind, skip_verify, iter) == SKIP;
+	}
+	if (!ran) {
+		fprintf(stderr, "--prog: no seed program %s\n", only);
+		return 2;
+	}
 	if (failures) {
 		printf("%d check(s) failed\n", failures);
 		return 1;
 	}
-	if (skipped == (int)seed_lb_prog_cnt)
+	if (skipped == ran)
 		return SKIP;
 	printf("PASS\n");
 	return 0;

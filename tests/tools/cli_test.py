@@ -117,7 +117,9 @@ def test_conformance():
                   "conformance-plugin --engine %s %s: want %x, got rc %d out %r err %r"
                   % (engine, name, expect, rc, out.strip(), err.strip()[:200]))
     # Protocol errors: message on stderr, non-zero exit.
-    for name, text in (("not-hex", "zz 00"), ("partial-insn", "b7 00 00"), ("empty", "")):
+    endless = hexbytes(insn(0x05, 0, 0, -1, 0))  # ja -1: never exits
+    for name, text in (("not-hex", "zz 00"), ("partial-insn", "b7 00 00"), ("empty", ""),
+                       ("endless-loop", endless)):
         rc, out, err = xbpf("conformance-plugin", stdin=text)
         check(rc != 0 and err.strip() != "" and out.strip() == "",
               "conformance-plugin rejects %s input (rc %d, err %r)" % (name, rc, err.strip()))
@@ -204,7 +206,7 @@ def test_runtime(tmp):
     for engine in ("interp", "kernel"):
         out_path = os.path.join(tmp, "out-%s.bin" % engine)
         rc, out, err = xbpf("run", OBJECT, "--prog", "cli_xdp", "--data-in", pkt_in,
-                            "--data-out", out_path, "--repeat", "10", "--engine", engine)
+                            "--data-out", out_path, "--repeat", "11", "--engine", engine)
         if engine == "kernel" and rc != 0 and ("Operation not supported" in err or
                                                "Operation not permitted" in err):
             print("SKIP: kernel engine unavailable: " + err.strip())
@@ -220,6 +222,7 @@ def test_runtime(tmp):
           "cli_xdp passes IPv4 (XDP_PASS=2) on both engines: %r" % {k: v[0] for k, v in results.items()})
     check(results["interp"][1] == results["kernel"][1] and len(results["kernel"][1]) == len(pkt),
           "interp and kernel produce the same output bytes")
+    # 11 runs on one packet buffer (as BPF_PROG_TEST_RUN does): an odd number of flips.
     check(results["kernel"][1][:1] == b"\xff", "the program's packet write is visible")
 
     raw = write(tmp, "raw.raw", mov64_imm(0, 1) + exit_())
