@@ -10,7 +10,7 @@
 # Usage: bench_api.sh XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ
 set -u
 XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
-T=xlbt-c7-bch
+T=xlbt-c7-bch-$$
 source "$(dirname "$0")/../../tests/integration/topology.sh"
 topo_check
 [ -f "$LB_OBJ" ] || topo_skip "dataplane objects not built"
