@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * demo_dataplane.c - xlb-demo on dataplane/balancer.bpf.o with an embedded
  * default: VIP 10.0.0.1:80/TCP balanced over reals 192.168.1.1 and

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * tool_engine.c - interpreter, JIT and kernel behind one small interface,
  * so every comparison the tools make runs the same calls on each engine.

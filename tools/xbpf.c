@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * xbpf.c - the developer CLI of the xbpf toolkit.
  *

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * xlb-demo.c - README Quick-start command (1): until the control plane
  * exists, run the load-balancer programs on sample packets under the kernel
