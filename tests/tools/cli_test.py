@@ -225,6 +225,16 @@ def test_runtime(tmp):
     # 11 runs on one packet buffer (as BPF_PROG_TEST_RUN does): an odd number of flips.
     check(results["kernel"][1][:1] == b"\xff", "the program's packet write is visible")
 
+    # --ctx-in: an xdp_md image (data 0, data_end = packet length), as BPF_PROG_TEST_RUN takes it.
+    ctx_in = write(tmp, "ctx.bin", struct.pack("<6I", 0, len(pkt), 0, 0, 0, 0))
+    rets = {}
+    for engine in ("interp", "kernel"):
+        rc, out, err = xbpf("run", OBJECT, "--prog", "cli_xdp", "--data-in", pkt_in,
+                            "--ctx-in", ctx_in, "--engine", engine)
+        rets[engine] = out.splitlines()[1] if rc == 0 and len(out.splitlines()) > 1 else err.strip()
+    check(rets["interp"] == rets["kernel"] == "retval 2 (0x2)",
+          "run --ctx-in: same result on both engines: %r" % rets)
+
     raw = write(tmp, "raw.raw", mov64_imm(0, 1) + exit_())
     for engine in ("interp", "kernel"):
         rc, out, err = xbpf("run", "--type", "sched_cls", "--engine", engine, "--data-in", pkt_in, raw)
