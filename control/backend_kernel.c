@@ -63,7 +63,6 @@ enum kmap {
 	KM_REAL_STATS,
 	KM_REASON_STATS,
 	KM_EVENT_STATS,
-	KM_TX_PORTS,
 	KM_CNT,
 };
 
@@ -78,8 +77,17 @@ static const char *const kmap_names[KM_CNT] = {
 	[KM_REAL_STATS] = "xlb_real_stats",
 	[KM_REASON_STATS] = "xlb_reason_stats",
 	[KM_EVENT_STATS] = "xlb_event_stats",
-	[KM_TX_PORTS] = "xlb_tx_ports",
 };
+
+/*
+ * Maps that are not pinned: the devmap (the kernel reports it with
+ * BPF_F_RDONLY_PROG added, so libbpf refuses to re-use a pinned one) and the
+ * BPF-private flood window.  Both are rebuilt with each load.
+ */
+static bool map_pinned(const char *name)
+{
+	return strncmp(name, "xlb_", 4) == 0 && strcmp(name, "xlb_tx_ports") && strcmp(name, "xlb_flood");
+}
 
 struct kiface {
 	char name[XLB_IFNAME_LEN];
@@ -90,6 +98,34 @@ struct kiface {
 	bool dispatcher;
 	struct xdp_program *prog;
 };
+
+/* libbpf and libxdp print through the daemon's log, one level lower (STYLE 8). */
+static void (*lib_log)(int level, const char *fmt, ...);
+
+static int lib_print(int level, const char *fmt, va_list ap)
+{
+	char buf[512];
+	size_t n;
+
+	if (!lib_log)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = 0;
+	lib_log(level == 0 ? LOG_INFO : LOG_DEBUG, "%s", buf);
+	return 0;
+}
+
+static int libbpf_print_cb(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return lib_print((int)level, fmt, ap);
+}
+
+static int libxdp_print_cb(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	return lib_print((int)level, fmt, ap);
+}
 
 struct kernel {
 	struct xlb_backend_opts opts;
@@ -212,6 +248,37 @@ static bool prog_attached(int ifindex, uint32_t prog_id, bool *ret_dispatcher, b
 	return found;
 }
 
+/*
+ * Detach our program from an interface: through libxdp first (it knows the
+ * dispatcher), then, if the program is still the one attached in
+ * single-program mode, directly with the kernel's netlink call.
+ */
+static int detach_ours(struct kernel *k, struct kiface *ifc)
+{
+	struct xdp_program *p = ifc->prog;
+	bool disp = false, native = false;
+	__u32 id = 0;
+	int ret = 0;
+
+	if (!p && ifc->prog_id) {
+		p = xdp_program__from_id(ifc->prog_id);
+		if (libxdp_get_error(p))
+			p = NULL;
+	}
+	if (p)
+		ret = xdp_program__detach(p, ifc->ifindex, ifc->native ? XDP_MODE_NATIVE : XDP_MODE_SKB, 0);
+	if (p && p != ifc->prog)
+		xdp_program__close(p);
+	if (!prog_attached(ifc->ifindex, ifc->prog_id, &disp, &native))
+		return 0;
+	if (!disp && !bpf_xdp_query_id(ifc->ifindex, native ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE, &id) &&
+	    id == ifc->prog_id)
+		ret = bpf_xdp_detach(ifc->ifindex, native ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE, NULL);
+	if (ret)
+		klog(k, LOG_WARNING, "%s: detach failed: %s, ignoring", ifc->name, strerror(-ret));
+	return ret;
+}
+
 static bool any_xdp_attached(int ifindex)
 {
 	__u32 id = 0;
@@ -264,16 +331,13 @@ static int run_verifier(struct kernel *k, struct xlb_err *err)
 			   k->opts.obj_path, verr.msg);
 }
 
-static int load_object(struct kernel *k, struct xlb_err *err)
+static int open_object(struct kernel *k, struct xlb_err *err)
 {
 	const struct xlb_settings *set = k->opts.settings;
 	char path[PATH_MAX];
 	struct bpf_map *map;
 	int ret;
 
-	ret = run_verifier(k, err);
-	if (ret)
-		return ret;
 	k->obj = bpf_object__open_file(k->opts.obj_path, NULL);
 	if (libbpf_get_error(k->obj)) {
 		ret = (int)libbpf_get_error(k->obj);
@@ -288,7 +352,7 @@ static int load_object(struct kernel *k, struct xlb_err *err)
 		const char *name = bpf_map__name(map);
 
 		/* .rodata/.bss and private maps are not shared across restarts. */
-		if (!name || strncmp(name, "xlb_", 4))
+		if (!name || !map_pinned(name))
 			continue;
 		snprintf(path, sizeof(path), "%s/maps/%s", k->pin_root, name);
 		ret = bpf_map__set_pin_path(map, path);
@@ -299,6 +363,13 @@ static int load_object(struct kernel *k, struct xlb_err *err)
 	}
 	/* The program is loaded (and its maps created or re-used) by libxdp's attach. */
 	return 0;
+}
+
+static int load_object(struct kernel *k, struct xlb_err *err)
+{
+	int ret = run_verifier(k, err);
+
+	return ret ?: open_object(k, err);
 }
 
 static int attach_iface(struct kernel *k, struct kiface *ifc, struct xlb_err *err)
@@ -316,6 +387,9 @@ static int attach_iface(struct kernel *k, struct kiface *ifc, struct xlb_err *er
 		for (int attempt = 0; attempt < 2; attempt++) {
 			struct xdp_program *prog;
 
+			/* A failed attempt leaves the object unusable: start from a fresh one. */
+			if (!k->obj && (ret = open_object(k, err)))
+				return ret;
 			prog = xdp_program__from_bpf_obj(k->obj, "xdp");
 			if (libxdp_get_error(prog)) {
 				ret = (int)libxdp_get_error(prog);
@@ -328,6 +402,8 @@ static int attach_iface(struct kernel *k, struct kiface *ifc, struct xlb_err *er
 				break;
 			}
 			xdp_program__close(prog);
+			bpf_object__close(k->obj);
+			k->obj = NULL;
 			/* Dispatcher refused: retry in single-program mode, unless only the dispatcher will do. */
 			if (attempt == 0 && k->opts.xdp_mode == XLB_XDP_AUTO &&
 			    !getenv("LIBXDP_SKIP_DISPATCHER")) {
@@ -353,8 +429,9 @@ static int attach_iface(struct kernel *k, struct kiface *ifc, struct xlb_err *er
 	ifc->prog_id = xdp_program__id(ifc->prog);
 	prog_attached(ifc->ifindex, ifc->prog_id, &ifc->dispatcher, &ifc->native);
 	if (k->opts.xdp_mode == XLB_XDP_DISPATCHER && !ifc->dispatcher) {
-		xdp_program__detach(ifc->prog, ifc->ifindex, XDP_MODE_UNSPEC, 0);
+		detach_ours(k, ifc);
 		xdp_program__close(ifc->prog);
+		ifc->prog_id = 0;
 		ifc->prog = NULL;
 		return xlb_err_set(err, -EOPNOTSUPP,
 				   "%s: libxdp's dispatcher is not available on this kernel (xdp mode "
@@ -386,10 +463,13 @@ static int kernel_open(struct xlb_backend *be, const struct xlb_backend_opts *op
 		return xlb_err_set(err, -ENOMEM, "out of memory");
 	be->priv = k;
 	k->opts = *opts;
+	lib_log = opts->log;
+	libbpf_set_print(libbpf_print_cb);
+	libxdp_set_print(libxdp_print_cb);
 	for (int m = 0; m < KM_CNT; m++)
 		k->fd[m] = -1;
 	k->verify_result = 1;
-	snprintf(k->verify_msg, sizeof(k->verify_msg), "not run (program adopted)");
+	snprintf(k->verify_msg, sizeof(k->verify_msg), "running program adopted, object not reloaded");
 	if (strlen(opts->pin_root) >= sizeof(k->pin_root) || opts->pin_root[0] != '/')
 		return xlb_err_set(err, -EINVAL, "pin root must be an absolute path under 256 bytes");
 	snprintf(k->pin_root, sizeof(k->pin_root), "%s", opts->pin_root);
@@ -478,20 +558,10 @@ static void kernel_close(struct xlb_backend *be, bool keep)
 		struct kiface *ifc = &k->ifaces[i];
 
 		if (!keep) {
-			struct xdp_program *p = ifc->prog;
 			char path[PATH_MAX];
 
-			if (!p && ifc->prog_id)
-				p = xdp_program__from_id(ifc->prog_id);
-			if (p && !libxdp_get_error(p)) {
-				int ret = xdp_program__detach(p, ifc->ifindex, XDP_MODE_UNSPEC, 0);
-
-				if (ret)
-					klog(k, LOG_WARNING, "%s: detach failed: %s, ignoring", ifc->name,
-					     strerror(-ret));
-				if (p != ifc->prog)
-					xdp_program__close(p);
-			}
+			if (ifc->prog_id)
+				detach_ours(k, ifc);
 			snprintf(path, sizeof(path), "%s/prog_%s", k->pin_root, ifc->name);
 			unlink(path);
 		}
@@ -511,7 +581,9 @@ static void kernel_close(struct xlb_backend *be, bool keep)
 	for (int m = 0; m < KM_CNT; m++)
 		if (k->fd[m] >= 0)
 			close(k->fd[m]);
-	/* Programs attached through libxdp hold their own references to the object. */
+	/* Attached programs are held by the kernel; our references can go. */
+	if (k->obj)
+		bpf_object__close(k->obj);
 	json_decref(k->verify_json);
 	free(k->keys);
 	free(k);

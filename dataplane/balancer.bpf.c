@@ -26,6 +26,7 @@ static __noinline void xlb_count_event(__u32 event)
 
 	if (c)
 		c->packets++;
+	XLB_RETURN_VOID;
 }
 
 static __noinline void xlb_count_reason(__u32 reason, __u32 bytes)
@@ -36,6 +37,7 @@ static __noinline void xlb_count_reason(__u32 reason, __u32 bytes)
 		c->packets++;
 		c->bytes += bytes;
 	}
+	XLB_RETURN_VOID;
 }
 
 /* Per-VIP or per-real packets/bytes (is_real selects the map). */
@@ -49,6 +51,7 @@ static __noinline void xlb_count_traffic(__u32 idx, __u32 bytes, int is_real)
 		c->packets++;
 		c->bytes += bytes;
 	}
+	XLB_RETURN_VOID;
 }
 
 /* (daddr, dport, proto), then the any-port VIP (daddr, 0, proto). */
@@ -124,20 +127,21 @@ static __noinline void xlb_conn_insert(struct xlb_pkt *pkt, const struct xlb_con
 
 	fs = bpf_map_lookup_elem(&xlb_flood, &zero);
 	if (!fs)
-		return;
+		XLB_RETURN_VOID;
 	if (now - fs->window_start_ns >= XLB_NS_PER_SEC) {
 		fs->window_start_ns = now;
 		fs->inserts = 0;
 	}
 	if (cfg->max_new_flows_per_sec && fs->inserts >= cfg->max_new_flows_per_sec) {
 		xlb_count_event(XLB_EV_FLOOD_SKIP);
-		return;
+		XLB_RETURN_VOID;
 	}
 	fs->inserts++;
 	conn.real_num = pkt->real_num;
 	conn.atime_ns = now;
 	if (!bpf_map_update_elem(&xlb_conns, &pkt->flow, &conn, BPF_ANY))
 		xlb_count_event(XLB_EV_NEW_FLOW);
+	XLB_RETURN_VOID;
 }
 
 /* QUIC: real from the server id in the destination connection ID, or 0. */

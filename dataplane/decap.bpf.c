@@ -72,6 +72,7 @@ static __noinline void xlb_decap_count(__u32 idx, __u32 bytes, int is_event)
 		c->packets++;
 		c->bytes += bytes;
 	}
+	XLB_RETURN_VOID;
 }
 
 static __noinline int xlb_decap_is_host(struct xlb_pkt *pkt)

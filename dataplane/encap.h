@@ -71,6 +71,7 @@ static __noinline void xlb_ipv4_finish(struct xlb_iphdr *iph, __u32 tot_len)
 	for (int i = 0; i < IPV4_HLEN / 2; i++)
 		sum += w[i];
 	iph->check = xlb_csum_fold(sum);
+	XLB_RETURN_VOID;
 }
 
 static __always_inline void xlb_ipv6_fill(struct xlb_ipv6hdr *ip6h, __u8 tos, __u32 hash,

@@ -66,6 +66,7 @@ static __noinline void xlb_hc_count(__u32 idx, __u32 bytes, int is_event)
 		c->packets++;
 		c->bytes += bytes;
 	}
+	XLB_RETURN_VOID;
 }
 
 /* Parse the probe (Ethernet, IPv4/IPv6, TCP/UDP ports) into pkt. */

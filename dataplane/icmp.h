@@ -127,6 +127,7 @@ static __noinline int xlb_icmp_embedded(void *data, void *data_end, struct xlb_p
 	}
 	if (pkt->flow.proto != IPPROTO_TCP && pkt->flow.proto != IPPROTO_UDP)
 		return -XLB_PASS_ICMP_OTHER;
+	XLB_OPAQUE(off);
 	if (off > XLB_MAX_L4_OFF + ICMP_HLEN + 60)
 		return -XLB_DROP_ICMP_TRUNC;
 	ports = data + off;

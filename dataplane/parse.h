@@ -47,6 +47,19 @@ struct xlb_pkt {
 	__u8 icmp_err;	 /* flow taken from an ICMP error's embedded headers */
 };
 
+/*
+ * Bytes from `from` to `to`, subtracted as 64-bit pointers.  The barrier
+ * keeps clang from narrowing the subtraction to 32-bit ALU on pointers,
+ * which only a privileged kernel verifier accepts.
+ */
+static __always_inline __u32 xlb_span(void *from, void *to)
+{
+	__u64 len = (__u64)to - (__u64)from;
+
+	asm volatile("" : "+r"(len));
+	return len;
+}
+
 /* Ethernet and at most one 802.1Q tag. */
 static __noinline int xlb_parse_l2(void *data, void *data_end, struct xlb_pkt *pkt)
 {
@@ -56,7 +69,7 @@ static __noinline int xlb_parse_l2(void *data, void *data_end, struct xlb_pkt *p
 
 	if ((void *)(eth + 1) > data_end)
 		return -XLB_DROP_TRUNC_L2;
-	pkt->frame_len = data_end - data;
+	pkt->frame_len = xlb_span(data, data_end);
 	proto = bpf_ntohs(eth->proto);
 	pkt->l3_off = ETH_HLEN;
 	if (proto == ETH_P_8021Q) {
@@ -89,7 +102,7 @@ static __noinline int xlb_parse_ipv4(void *data, void *data_end, struct xlb_pkt 
 	ihl = (iph->ver_ihl & 0xf) * 4;
 	if (ihl < IPV4_HLEN)
 		return -XLB_DROP_BAD_IP;
-	avail = data_end - (void *)iph;
+	avail = xlb_span(iph, data_end);
 	tot_len = bpf_ntohs(iph->tot_len);
 	if (ihl > avail || tot_len > avail)
 		return -XLB_DROP_TRUNC_L3;
@@ -127,7 +140,7 @@ static __noinline int xlb_parse_ipv6(void *data, void *data_end, struct xlb_pkt 
 	first = bpf_ntohl(ip6h->ver_tc_flow);
 	if ((first >> 28) != 6)
 		return -XLB_DROP_BAD_IP;
-	avail = data_end - (void *)ip6h;
+	avail = xlb_span(ip6h, data_end);
 	if ((__u32)bpf_ntohs(ip6h->payload_len) + IPV6_HLEN > avail)
 		return -XLB_DROP_TRUNC_L3;
 	if (xlb_ipv6_is_ext(ip6h->nexthdr))

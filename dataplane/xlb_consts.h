@@ -18,6 +18,24 @@
 #define __noinline __attribute__((noinline))
 #endif
 
+/*
+ * Return from a void subprogram with R0 written.  The kernel does not
+ * require R0 at a subprogram's exit, but xlb's verifier does, and clang
+ * turns unused int returns of static functions back into void.
+ */
+#define XLB_RETURN_VOID                                     \
+	do {                                                \
+		asm volatile("r0 = 0" ::: "r0", "memory"); \
+		return;                                     \
+	} while (0)
+
+/*
+ * Hide a value from the optimizer so that the bounds check that follows is
+ * kept on the very register used for packet access: verifiers that do not
+ * link bounds across register copies (xlb's) then see it bounded.
+ */
+#define XLB_OPAQUE(x) asm volatile("" : "+r"(x))
+
 /* "Keep going": a step found nothing final to say about the packet. */
 #define FURTHER_PROCESSING (-1000)
 

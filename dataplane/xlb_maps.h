@@ -13,6 +13,9 @@ struct {
 	__type(key, struct xlb_vip_key);
 	__type(value, struct xlb_vip_meta);
 	__uint(max_entries, XLB_MAX_VIPS);
+	/* Replaced elements are freed after an RCU grace period, never reused
+	 * under a reader: a packet copies either the old or the new meta. */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 } xlb_vips SEC(".maps");
 
 struct {

@@ -14,7 +14,7 @@
  * bpf_object__find_map_by_name() / bpftool see them.
  *
  *  name             type                key                   value                 max_entries
- *  xlb_vips         HASH                struct xlb_vip_key    struct xlb_vip_meta   XLB_MAX_VIPS
+ *  xlb_vips         HASH (NO_PREALLOC)  struct xlb_vip_key    struct xlb_vip_meta   XLB_MAX_VIPS
  *  xlb_vip_addrs    HASH                struct xlb_addr_key   __u32 (vip_num)       XLB_MAX_VIPS
  *  xlb_reals        ARRAY               __u32 real_num        struct xlb_real       XLB_MAX_REALS
  *  xlb_rings        ARRAY               __u32 (see below)     __u32 real_num        XLB_RING_MAP_SIZE
@@ -49,13 +49,16 @@
  * pos = flow_hash % XLB_RING_SIZE.  Control never writes the active half:
  * it fills the inactive half entry by entry, then replaces the VIP's
  * xlb_vip_meta with ring_half flipped in ONE bpf_map_update_elem (a hash
- * update swaps the whole element under RCU, so a packet sees either the old
- * meta and the old, untouched half, or the new meta and the completed half;
- * never a half-written ring).  After a flip, control must wait for an RCU
+ * update links a new element in place of the old one, and with
+ * BPF_F_NO_PREALLOC the old one is freed only after an RCU grace period, so
+ * a packet sees either the old meta and the old, untouched half, or the new
+ * meta and the completed half; never a half-written ring).  After a flip, control must wait for an RCU
  * grace period (e.g. a synchronize via a dummy map-in-map update, or simply
  * a few ms) before rewriting the now inactive half again.
- * An empty slot (real_num 0) or a real without an address drops the packet
- * (XLB_DROP_NO_REAL).
+ * An empty slot (real_num 0, or any value >= XLB_MAX_REALS such as
+ * UINT32_MAX) or a real without an address drops the packet
+ * (XLB_DROP_NO_REAL).  The ring size is fixed at XLB_RING_SIZE in the
+ * programs; control must build rings of exactly that size.
  *
  * Connection table.  xlb_conns is a per-CPU LRU hash keyed by the 5-tuple
  * (struct xlb_flow_key as received, before any hash flag is applied).  Value:

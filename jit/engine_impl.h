@@ -22,6 +22,11 @@ struct xbpf_exec_prog {
 	const uint32_t *func_start;  /* first insn of each function; [0] == 0 */
 	const uint16_t *stack_depth; /* bytes used by each function's frame */
 	bool verified;		     /* false: skip_verify, bounds not proven */
+	/*
+	 * Optional, for the interpreter: [insn_cnt], at each bpf-to-bpf call the
+	 * stack bytes of its callee's frame (NULL: looked up at each call).
+	 */
+	const uint16_t *call_frame_size;
 };
 
 /* Interpreter: run prog from insn 0 with R1, R2; returns R0. */
@@ -33,6 +38,9 @@ uint64_t __xbpf_interp_run(const struct xbpf_exec_prog *prog, uint64_t r1, uint6
  * spent, -EINVAL instruction the interpreter cannot run.  Only unverified
  * programs (skip_verify) can stop early.
  */
+/* Stack bytes the interpreter gives the function at insn `start`: its depth rounded to 16 (512 if unknown). */
+uint32_t __xbpf_interp_frame_size(const struct xbpf_exec_prog *prog, uint32_t start);
+
 uint64_t __xbpf_interp_run_err(const struct xbpf_exec_prog *prog, uint64_t r1, uint64_t r2,
 			       int *ret_err);
 

@@ -51,7 +51,7 @@ struct call_frame {
 };
 
 /* Stack bytes of the function starting at insn `start` (or containing it). */
-static uint32_t frame_size(const struct xbpf_exec_prog *prog, uint32_t start)
+uint32_t __xbpf_interp_frame_size(const struct xbpf_exec_prog *prog, uint32_t start)
 {
 	uint32_t lo = 0, hi = prog->func_cnt, depth;
 
@@ -349,7 +349,7 @@ uint64_t __xbpf_interp_run_err(const struct xbpf_exec_prog *prog, uint64_t r1, u
 	*ret_err = 0;
 	if (!prog->insn_cnt)
 		FAULT(-EINVAL);
-	bottom = stack + sizeof(stack) - frame_size(prog, 0);
+	bottom = stack + sizeof(stack) - __xbpf_interp_frame_size(prog, 0);
 	reg[1] = r1;
 	reg[2] = r2;
 	reg[XBPF_REG_FP] = (uintptr_t)(stack + sizeof(stack));
@@ -536,7 +536,8 @@ L_CALL:
 		f->fp = reg[XBPF_REG_FP];
 		f->bottom = bottom;
 		reg[XBPF_REG_FP] = (uintptr_t)bottom;
-		bottom -= frame_size(prog, target);
+		bottom -= prog->call_frame_size ? prog->call_frame_size[pc - prog->insns]
+						: __xbpf_interp_frame_size(prog, target);
 		pc = prog->insns + target;
 		DISPATCH();
 	}

@@ -21,8 +21,8 @@
  * long in later passes, so sizes only grow and the driver's size check
  * proves that every offset has settled.
  *
- * Whatever the back end cannot translate (legacy packet loads, callbacks,
- * kfuncs, encodings no verifier accepts) yields -ENOTSUP: the VM then runs
+ * Whatever the back end cannot translate (legacy packet loads, kfuncs,
+ * encodings no verifier accepts) yields -ENOTSUP: the VM then runs
  * the program in the interpreter, which reports faults at run time.
  */
 #include <errno.h>
@@ -156,6 +156,54 @@ static inline uint32_t a64_bfm(uint32_t opc, bool is64, int rd, int rn, uint32_t
 static inline uint32_t a64_rev(uint32_t opc, bool is64, int rd, int rn)
 {
 	return sf(is64) | 0x5ac00000u | opc << 10 | (uint32_t)rn << 5 | rd;
+}
+
+/*
+ * Logical (immediate): AND/ORR/EOR/ANDS take a "bitmask immediate", a run of
+ * ones rotated within an element of 2, 4, ..., 64 bits that repeats across
+ * the register.  Returns false for values that are no such pattern.
+ */
+static bool a64_bitmask_imm(uint64_t val, bool is64, uint32_t *ret_field)
+{
+	uint32_t esize = 64, ones, rot;
+	uint64_t emask, elem;
+
+	if (!is64)
+		val = (val & 0xffffffffu) | val << 32;
+	if (val == 0 || val == ~0ull)
+		return false;
+	/* Smallest element size whose pattern repeats over the whole value. */
+	while (esize > 2) {
+		uint32_t half = esize / 2;
+		uint64_t m = (1ull << half) - 1;
+
+		if ((val & m) != ((val >> half) & m))
+			break;
+		esize = half;
+	}
+	emask = esize == 64 ? ~0ull : (1ull << esize) - 1;
+	elem = val & emask;
+	ones = (uint32_t)__builtin_popcountll(elem);
+	/* Find the right-rotation that turns 0..01..1 into elem. */
+	for (rot = 0; rot < esize; rot++) {
+		uint64_t run = ones == 64 ? ~0ull : (1ull << ones) - 1;
+		uint64_t rotated = rot ? ((run >> rot) | (run << (esize - rot))) & emask : run;
+
+		if (rotated == elem)
+			break;
+	}
+	if (rot == esize)
+		return false; /* the ones are not one contiguous (circular) run */
+	/* N:imms encodes the element size and ones - 1; immr the rotation. */
+	*ret_field = (esize == 64 ? 1u << 12 : 0) | rot << 6 |
+		     ((~(esize * 2 - 1) & 0x3f) | (ones - 1));
+	return true;
+}
+
+static inline uint32_t a64_logic_imm(uint32_t opc, bool is64, int rd, int rn, uint32_t field)
+{
+	/* opc: 0 AND, 1 ORR, 2 EOR, 3 ANDS */
+	return sf(is64) | opc << 29 | 0x12000000u | field << 10 | (uint32_t)rn << 5 | rd;
 }
 
 /*
@@ -293,6 +341,14 @@ static void emit_mov_imm(struct a64_state *st, bool is64, int rd, uint64_t val)
 	}
 	if (first) /* every chunk equals skip: 0 or all ones */
 		emit(st, a64_movw(opc, is64, rd, 0, 0));
+}
+
+/* rd = val in exactly four instructions (the value is an address known late). */
+static void emit_mov_addr(struct a64_state *st, int rd, uint64_t val)
+{
+	emit(st, a64_movw(2, true, rd, val & 0xffff, 0));
+	for (int shift = 16; shift < 64; shift += 16)
+		emit(st, a64_movw(3, true, rd, (val >> shift) & 0xffff, shift));
 }
 
 static inline void emit_mov_reg(struct a64_state *st, bool is64, int rd, int rm)
@@ -458,12 +514,22 @@ static int emit_alu(struct a64_state *st, const struct xbpf_insn *insn, bool is6
 		case XBPF_ADD:
 			emit_add_imm(st, is64, dst, dst, op == XBPF_ADD ? (int64_t)imm : -(int64_t)imm, A64_TMP2);
 			return 0;
+		case XBPF_OR:
+		case XBPF_AND:
+		case XBPF_XOR: {
+			uint32_t field;
+
+			if (a64_bitmask_imm((uint64_t)(int64_t)imm, is64, &field)) {
+				uint32_t opc = op == XBPF_AND ? 0 : op == XBPF_OR ? 1 : 2;
+
+				emit(st, a64_logic_imm(opc, is64, dst, dst, field));
+				return 0;
+			}
+		}
+			/* fall through */
 		case XBPF_MUL:
 		case XBPF_DIV:
 		case XBPF_MOD:
-		case XBPF_OR:
-		case XBPF_AND:
-		case XBPF_XOR:
 			emit_mov_imm(st, is64, A64_TMP2, (uint64_t)(int64_t)imm);
 			src = A64_TMP2;
 			break;
@@ -634,6 +700,12 @@ static void emit_cmp(struct a64_state *st, const struct xbpf_insn *insn, bool is
 	int32_t imm = insn->imm;
 
 	if (XBPF_OP(insn->code) == XBPF_JSET) {
+		uint32_t field;
+
+		if (is_k && a64_bitmask_imm((uint64_t)(int64_t)imm, is64, &field)) {
+			emit(st, a64_logic_imm(3, is64, A64_ZR, dst, field)); /* TST */
+			return;
+		}
 		if (is_k) {
 			emit_mov_imm(st, is64, A64_TMP2, (uint64_t)(int64_t)imm);
 			src = A64_TMP2;
@@ -700,9 +772,20 @@ static int emit_insn(struct a64_state *st, const struct a64_func *fn, uint32_t i
 			return -ENOTSUP; /* legacy packet access: left to the interpreter */
 		if (i + 1 >= fn->end)
 			return -ENOTSUP;
-		/* Callback addresses: the interpreter has no callbacks either. */
-		if (insn->src_reg == XBPF_PSEUDO_FUNC)
-			return -ENOTSUP;
+		if (insn->src_reg == XBPF_PSEUDO_FUNC) {
+			/*
+			 * Callback address: known only once the image is placed,
+			 * so always four instructions.  Functions follow the C
+			 * ABI, so a helper can call it back directly.
+			 */
+			int f = func_at(prog, i + 1 + insn->imm);
+
+			if (f < 0)
+				return -ENOTSUP;
+			val = ctx->image ? (uint64_t)(uintptr_t)(ctx->image + ctx->func_off[f]) : 0;
+			emit_mov_addr(st, dst, val);
+			return 0;
+		}
 		val = (uint32_t)insn->imm | (uint64_t)(uint32_t)insn[1].imm << 32;
 		emit_mov_imm(st, true, dst, val);
 		return 0;

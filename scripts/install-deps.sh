@@ -8,7 +8,7 @@ packages=(
 	# build
 	build-essential meson ninja-build pkg-config clang llvm lld
 	libbpf-dev libxdp-dev libelf-dev zlib1g-dev linux-libc-dev
-	libsqlite3-dev libmicrohttpd-dev libsystemd-dev dpdk-dev
+	libsqlite3-dev libmicrohttpd-dev libsystemd-dev libjansson-dev libyaml-dev dpdk-dev
 	# kernel tooling
 	bpftool xdp-tools iproute2 ethtool
 	# arm64 cross build and emulation

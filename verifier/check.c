@@ -97,8 +97,10 @@ static void update_stack_depth(struct xv_env *env, const struct xv_func_state *f
 {
 	struct xv_subprog *sp = &env->subprog[f->subprogno];
 
-	if (-off > sp->stack_depth)
-		sp->stack_depth = -off;
+	int depth = (-off + XV_SLOT - 1) & ~(XV_SLOT - 1);
+
+	if (depth > sp->stack_depth)
+		sp->stack_depth = depth;
 }
 
 static int grow_stack(struct xv_func_state *f, int off)
@@ -277,7 +279,7 @@ static int check_packet_access(struct xv_env *env, int regno, int off, int size)
 	off += reg->off;
 	if (off < 0 || size > reg->range || off > reg->range - size) {
 		xv_err(env, "invalid access to packet, off=%d size=%d, R%d(id=%u,off=%d,r=%d)\n", off,
-		       size, regno, reg->id, reg->off, reg->range);
+		       size, regno, reg->id, off, reg->range);
 		xv_err(env, "R%d offset is outside of the packet\n", regno);
 		return -EACCES;
 	}
@@ -301,7 +303,7 @@ static int check_stack_ptr_off(struct xv_env *env, int regno, const struct xv_re
 	}
 	off += reg->off + (int64_t)reg->var_off.value;
 	if (off % size) {
-		tnum_strn(tn, sizeof(tn), reg->var_off);
+		snprintf(tn, sizeof(tn), "%lld", (long long)reg->var_off.value);
 		xv_err(env, "misaligned stack access off %s+%d+%d size %d\n", tn, reg->off,
 		       off - reg->off - (int)reg->var_off.value, size);
 		return -EACCES;
@@ -427,11 +429,6 @@ static int check_st_stx(struct xv_env *env, const struct xbpf_insn *insn)
 	err = check_reg_arg(env, insn->dst_reg, SRC_OP);
 	if (err)
 		return err;
-	if (!is_stx && regs[insn->dst_reg].type == PTR_TO_CTX) {
-		xv_err(env, "BPF_ST stores into R%d %s is not allowed\n", insn->dst_reg,
-		       xv_reg_type_str(regs[insn->dst_reg].type));
-		return -EACCES;
-	}
 	return check_mem_access(env, insn->dst_reg, insn->off, size, true,
 				is_stx ? insn->src_reg : -1, !is_stx && insn->imm == 0);
 }
@@ -481,8 +478,8 @@ static int check_atomic(struct xv_env *env, const struct xbpf_insn *insn)
 
 static const char *op_name(uint8_t op)
 {
-	static const char *const names[16] = { "+", "-", "*", "/", "|", "&", "<<", ">>",
-					       "neg", "%", "^", "=", "s>>", "endian", "?", "?" };
+	static const char *const names[16] = { "+=", "-=", "*=", "/=", "|=", "&=", "<<=", ">>=",
+					       "neg", "%=", "^=", "=", "s>>=", "endian", "?", "?" };
 
 	return names[op >> 4];
 }
@@ -512,6 +509,13 @@ static int adjust_ptr_alu(struct xv_env *env, const struct xbpf_insn *insn, stru
 	const char *tstr = xv_reg_type_str(ptr->type);
 
 	if (XBPF_CLASS(insn->code) != XBPF_ALU64) {
+		/* Privileged: a 32-bit difference of pointers is a plain number. */
+		if (op == XBPF_SUB) {
+			xv_mark_unknown(dst);
+			xv_coerce_reg_to_size(dst, 4);
+			dst->written = true;
+			return 0;
+		}
 		xv_err(env, "R%d 32-bit pointer arithmetic prohibited\n", insn->dst_reg);
 		return -EACCES;
 	}
@@ -643,16 +647,31 @@ static int check_alu(struct xv_env *env, const struct xbpf_insn *insn)
 		} else if (use_src && !alu32) {
 			struct xv_reg *s = &regs[insn->src_reg];
 
-			if (s->type == SCALAR_VALUE && !s->id && !tnum_is_const(s->var_off))
+			if (s->type == SCALAR_VALUE && !s->id && !tnum_is_const(s->var_off)) {
 				s->id = ++env->id_gen;
+				s->link_off = 0;
+				s->link32 = false;
+			}
 			*dst = *s;
 		} else if (use_src) {
 			if (is_pointer(src)) {
 				xv_mark_unknown(dst);
 				xv_coerce_reg_to_size(dst, 4);
+			} else if (src->umax_value <= UINT32_MAX) {
+				/* Fits in 32 bits: the copy is exact, keep them linked. */
+				struct xv_reg *s = &regs[insn->src_reg];
+
+				if (!s->id && !tnum_is_const(s->var_off)) {
+					s->id = ++env->id_gen;
+					s->link_off = 0;
+					s->link32 = false;
+				}
+				*dst = *s;
 			} else {
 				*dst = *src;
 				dst->id = 0;
+				dst->link_off = 0;
+				dst->link32 = false;
 				xv_zext_32_to_64(dst);
 			}
 		} else {
@@ -687,14 +706,33 @@ static int check_alu(struct xv_env *env, const struct xbpf_insn *insn)
 	if (is_pointer(src)) {
 		struct xv_reg off = *dst;
 
-		if (op == XBPF_SUB) {
+		if (op == XBPF_SUB && !alu32) {
 			xv_err(env, "R%d tried to subtract pointer from scalar\n", insn->dst_reg);
 			return -EACCES;
 		}
 		return adjust_ptr_alu(env, insn, dst, src, &off);
 	}
-	dst->id = 0;
-	err = xv_scalar_alu(env, dst, src, op, alu32);
+	{
+		/* reg += const keeps the link, remembering the offset. */
+		bool src_const = alu32 ? tnum_subreg_is_const(src->var_off) : tnum_is_const(src->var_off);
+		int64_t k = alu32 ? (int64_t)(int32_t)src->var_off.value : (int64_t)src->var_off.value;
+		int64_t new_off = (int64_t)dst->link_off + (op == XBPF_SUB ? -k : k);
+		uint32_t id = dst->id;
+		bool link = id && src_const && (op == XBPF_ADD || op == XBPF_SUB) &&
+			    new_off >= INT32_MIN && new_off <= INT32_MAX && (alu32 || !dst->link32);
+		bool link32 = dst->link32 || alu32;
+
+		err = xv_scalar_alu(env, dst, src, op, alu32);
+		if (link) {
+			dst->id = id;
+			dst->link_off = (int32_t)new_off;
+			dst->link32 = link32;
+		} else {
+			dst->id = 0;
+			dst->link_off = 0;
+			dst->link32 = false;
+		}
+	}
 	dst->written = true;
 	return err;
 }
@@ -804,6 +842,7 @@ static int is_state_visited(struct xv_env *env, int idx)
 		free(n);
 		return -ENOMEM;
 	}
+	xv_state_clear_singular_ids(&n->st);
 	n->insn_idx = idx;
 	n->branches = 1;
 	n->parent = env->cur->parent;
@@ -956,12 +995,28 @@ static void sync_linked_one(struct xv_env *env, struct xv_reg *reg, void *priv)
 {
 	struct linked *l = priv;
 
-	if (reg->type == SCALAR_VALUE && reg->id == l->src->id && reg != l->src) {
-		bool w = reg->written;
+	const struct xv_reg *known = l->src;
+	struct xv_reg tmp, delta;
 
-		*reg = *l->src;
-		reg->written = w;
+	if (reg->type != SCALAR_VALUE || reg->id != known->id || reg == known)
+		return;
+	tmp = *known;
+	if (reg->link_off != known->link_off || reg->link32 != known->link32) {
+		/* reg = known + (reg's offset - known's offset), in the links' width. */
+		xv_mark_known(&delta, (uint64_t)((int64_t)reg->link_off - known->link_off));
+		xv_scalar_alu(env, &tmp, &delta, XBPF_ADD, false);
+		if (reg->link32)
+			xv_zext_32_to_64(&tmp);
+		else if (known->link32 && reg->umax_value <= UINT32_MAX)
+			xv_zext_32_to_64(&tmp);
+		else if (known->link32)
+			return; /* reg's high half is not implied by a 32-bit relation */
 	}
+	tmp.id = reg->id;
+	tmp.link_off = reg->link_off;
+	tmp.link32 = reg->link32;
+	tmp.written = reg->written;
+	*reg = tmp;
 }
 
 /* Registers copied from one another share an id: a bound proven on one holds for all. */
@@ -1082,10 +1137,11 @@ static int check_ld_imm(struct xv_env *env, const struct xbpf_insn *insn)
 			xv_err(env, "direct value access on map type %u is not supported\n", spec->type);
 			return -EINVAL;
 		}
-		if ((uint32_t)insn[1].imm >= spec->value_size) {
+		/* Like the kernel's array: one element, offset inside the value. */
+		if (spec->max_entries != 1 || (uint32_t)insn[1].imm >= spec->value_size) {
 			xv_err(env, "invalid access to map value pointer, value_size=%u off=%u\n",
 			       spec->value_size, (uint32_t)insn[1].imm);
-			return -EACCES;
+			return -EINVAL;
 		}
 		mark_ptr(dst, PTR_TO_MAP_VALUE);
 		dst->off = insn[1].imm;
@@ -1164,8 +1220,7 @@ static int check_size_arg(struct xv_env *env, int regno, bool zero_ok, uint64_t 
 		return -EACCES;
 	}
 	if (reg->smin_value < 0) {
-		xv_err(env, "R%d min value is negative, either use unsigned index or do a if (index >=0) check.\n",
-		       regno);
+		xv_err(env, "R%d min value is negative, either use unsigned or 'var &= const'\n", regno);
 		return -EACCES;
 	}
 	if (reg->umin_value == 0 && !zero_ok) {
@@ -1210,8 +1265,8 @@ static int check_helper_mem(struct xv_env *env, int regno, int size, bool write,
 		}
 		off = reg->off + (int)reg->var_off.value;
 		if (off < -XBPF_STACK_SIZE || off + size > 0) {
-			xv_err(env, "invalid indirect access to stack R%d off=%d size=%d\n", regno, off,
-			       size);
+			xv_err(env, "invalid%s stack R%d off=%d size=%d\n", write ? " write to" : " read from",
+			       regno, off, size);
 			return -EACCES;
 		}
 		if (grow_stack(f, off))
@@ -1253,7 +1308,7 @@ static int check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 		return -EINVAL;
 	}
 	if (!(p->prog_types & XBPF_PROG_BIT(env->type))) {
-		xv_err(env, "program of this type cannot use helper %s#%d\n", p->name, insn->imm);
+		xv_err(env, "program of this type cannot use helper bpf_%s#%d\n", p->name, insn->imm);
 		return -EINVAL;
 	}
 	for (int a = 0; a < 5; a++) {
@@ -1551,13 +1606,14 @@ static int do_one(struct xv_env *env, const struct xbpf_insn *insn, bool *path_d
 				env->insn_idx += insn->off + 1;
 		} else if (op == XBPF_EXIT) {
 			env->jmps_processed++;
-			err = check_reg_arg(env, 0, SRC_OP);
-			if (err)
-				break;
+			/* A callee may return nothing: only the caller's reads of R0 are checked. */
 			if (env->cur->curframe) {
 				err = prepare_func_exit(env, &env->insn_idx);
 				break;
 			}
+			err = check_reg_arg(env, 0, SRC_OP);
+			if (err)
+				break;
 			*path_done = true;
 		} else {
 			err = check_cond_jmp(env, insn, &env->insn_idx);

@@ -74,6 +74,7 @@ int xv_state_copy(struct xv_state *dst, const struct xv_state *src)
 struct id_map {
 	uint32_t old[ID_MAP_SIZE], cur[ID_MAP_SIZE];
 	int cnt;
+	uint32_t tmp_id;
 };
 
 static bool check_ids(struct id_map *m, uint32_t old, uint32_t cur)
@@ -108,7 +109,8 @@ static bool range_within(const struct xv_reg *old, const struct xv_reg *cur)
 static bool regs_exact(const struct xv_reg *a, const struct xv_reg *b, struct id_map *m)
 {
 	return a->type == b->type && a->off == b->off && a->range == b->range && a->map == b->map &&
-	       a->frameno == b->frameno && a->var_off.value == b->var_off.value &&
+	       a->frameno == b->frameno && a->link_off == b->link_off &&
+	       a->link32 == b->link32 && a->var_off.value == b->var_off.value &&
 	       a->var_off.mask == b->var_off.mask && a->smin_value == b->smin_value &&
 	       a->smax_value == b->smax_value && a->umin_value == b->umin_value &&
 	       a->umax_value == b->umax_value && a->s32_min_value == b->s32_min_value &&
@@ -126,7 +128,10 @@ static bool regsafe(const struct xv_reg *old, const struct xv_reg *cur, struct i
 		return false;
 	switch (old->type) {
 	case SCALAR_VALUE:
-		/* Scalar ids link registers for range refinement only via equality. */
+		/* A link the old state relied on must exist now too. */
+		if (old->id && (old->link_off != cur->link_off || old->link32 != cur->link32 ||
+				!check_ids(m, old->id, cur->id ? cur->id : 0x80000000u | ++m->tmp_id)))
+			return false;
 		return range_within(old, cur) && tnum_in(old->var_off, cur->var_off);
 	case PTR_TO_MAP_VALUE:
 		return old->map == cur->map && old->off == cur->off && range_within(old, cur) &&
@@ -355,5 +360,49 @@ void xv_print_state(struct xv_env *env, const struct xv_func_state *f, bool all_
 		types[XV_SLOT] = '\0';
 		if (any)
 			xv_log_printf(log, " fp%d=%s", -(s + 1) * XV_SLOT, types);
+	}
+}
+
+/* ---- checkpoint hygiene ------------------------------------------------ */
+
+#define MAX_REGS_IN_STATE (XBPF_MAX_CALL_FRAMES * (XV_MAX_REG + XV_MAX_SLOTS))
+
+static int collect_scalars(struct xv_state *st, struct xv_reg **out)
+{
+	int n = 0;
+
+	for (int i = 0; i <= st->curframe; i++) {
+		struct xv_func_state *f = st->frame[i];
+
+		for (int r = 0; r < XV_MAX_REG; r++)
+			if (f->regs[r].type == SCALAR_VALUE && f->regs[r].id)
+				out[n++] = &f->regs[r];
+		for (int s = 0; s < f->nslots; s++)
+			if (f->stack[s].slot_type[XV_SLOT - 1] == STACK_SPILL &&
+			    f->stack[s].spilled.type == SCALAR_VALUE && f->stack[s].spilled.id)
+				out[n++] = &f->stack[s].spilled;
+	}
+	return n;
+}
+
+/*
+ * A scalar id held by one register links nothing: drop it from a checkpoint
+ * so that it does not make pruning needlessly strict.
+ */
+void xv_state_clear_singular_ids(struct xv_state *st)
+{
+	static __thread struct xv_reg *regs[MAX_REGS_IN_STATE];
+	int n = collect_scalars(st, regs);
+
+	for (int i = 0; i < n; i++) {
+		int cnt = 0;
+
+		for (int j = 0; j < n && cnt < 2; j++)
+			cnt += regs[j]->id == regs[i]->id;
+		if (cnt == 1) {
+			regs[i]->id = 0;
+			regs[i]->link_off = 0;
+			regs[i]->link32 = false;
+		}
 	}
 }

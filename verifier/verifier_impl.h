@@ -71,6 +71,13 @@ struct xv_reg {
 	int32_t map_idx;
 	/* Same id, same value: null checks and packet range proofs spread by it. */
 	uint32_t id;
+	/*
+	 * Scalars with the same id are linked: this one equals the id's base
+	 * value plus link_off (link32: computed in 32 bits, zero-extended), so a
+	 * bound proven on one carries to the others (the kernel's linked regs).
+	 */
+	int32_t link_off;
+	bool link32;
 	/* PTR_TO_STACK: whose frame. */
 	uint32_t frameno;
 	struct tnum var_off;
@@ -234,6 +241,7 @@ void xv_state_clear(struct xv_state *st);
 /* Is cur safe given that old was proven safe (old subsumes cur)? */
 bool xv_states_equal(struct xv_env *env, const struct xv_state *old, const struct xv_state *cur,
 		     bool exact);
+void xv_state_clear_singular_ids(struct xv_state *st);
 /* "R1=ctx() R10=fp0 fp-8=mmmmmmmm" for the current frame. */
 void xv_print_state(struct xv_env *env, const struct xv_func_state *f, bool all_regs);
 void xv_print_reg(struct xv_env *env, const struct xv_reg *reg);

@@ -22,7 +22,21 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#ifdef XLB_HAVE_XBPF
+#include "xbpf_engine.h"
+#endif
+
 #include "xlb_shared.h"
+
+/* Map writes for the kernel (libbpf) or a userspace engine object. */
+typedef int (*update_fn)(void *obj, const char *map, const void *key, const void *val);
+
+static int kernel_update(void *obj, const char *map, const void *key, const void *val)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, map);
+
+	return m ? bpf_map_update_elem(bpf_map__fd(m), key, val, 0) : -ENOENT;
+}
 
 struct pkt4 {
 	uint8_t dst[6], src[6];
@@ -83,33 +97,28 @@ static struct bpf_object *load(const char *path, int *prog_fd)
 	return NULL;
 }
 
-static int setup_xlb(struct bpf_object *obj)
+static int setup_xlb(void *obj, update_fn update)
 {
 	struct xlb_vip_key vk = { .port = htons(80), .proto = 6, .family = XLB_FAMILY_V4 };
 	struct xlb_vip_meta vm = { .vip_num = 0, .ring_half = 0 };
 	struct xlb_config cfg = { .gw_mac = { 2, 0, 0, 0, 0, 0xfe }, .src4_plen = 16 };
-	uint32_t *keys, *vals, count = XLB_RING_SIZE, i, zero = 0;
+	uint32_t i, val, zero = 0;
 	int err = 0;
 
 	vk.addr.v4 = inet_addr("192.0.2.10");
 	cfg.src4 = inet_addr("10.255.0.0");
-	keys = malloc(4 * XLB_RING_SIZE);
-	vals = malloc(4 * XLB_RING_SIZE);
-	for (i = 0; i < XLB_RING_SIZE; i++) {
-		keys[i] = i;
-		vals[i] = 1 + i % 3;
+	for (i = 0; !err && i < XLB_RING_SIZE; i++) {
+		val = 1 + i % 3;
+		err = update(obj, "xlb_rings", &i, &val);
 	}
 	for (i = 1; i <= 3; i++) {
 		struct xlb_real r = { .family = XLB_FAMILY_V4 };
 
 		r.addr.v4 = htonl(0x0a000000 + i);
-		err |= bpf_map_update_elem(find_fd(obj, "xlb_reals"), &i, &r, 0);
+		err = err ?: update(obj, "xlb_reals", &i, &r);
 	}
-	err |= bpf_map_update_batch(find_fd(obj, "xlb_rings"), keys, vals, &count, NULL);
-	err |= bpf_map_update_elem(find_fd(obj, "xlb_vips"), &vk, &vm, 0);
-	err |= bpf_map_update_elem(find_fd(obj, "xlb_config"), &zero, &cfg, 0);
-	free(keys);
-	free(vals);
+	err = err ?: update(obj, "xlb_vips", &vk, &vm);
+	err = err ?: update(obj, "xlb_config", &zero, &cfg);
 	return err ? -1 : 0;
 }
 
@@ -130,6 +139,56 @@ static void tcp4(struct pkt4 *p, const char *dst, uint16_t dport, uint8_t flags)
 	p->doff = 5 << 4;
 	p->flags = flags;
 }
+
+#ifdef XLB_HAVE_XBPF
+static int xbpf_update(void *obj, const char *map, const void *key, const void *val)
+{
+	struct xbpf_map *m = xbpf_object__find_map(obj, map);
+
+	return m ? xbpf_map__update(m, key, val, XBPF_ANY) : -ENOENT;
+}
+
+static double xbpf_run_ns(struct xbpf_vm *vm, const void *pkt, size_t len, int calls, unsigned int *ret)
+{
+	static uint8_t out[4096];
+	unsigned long long total = 0;
+	int i;
+
+	for (i = 0; i < calls; i++) {
+		struct xbpf_test_run_opts opts = { .sz = sizeof(opts), .data_in = pkt,
+			.data_size_in = len, .data_out = out, .data_size_out = sizeof(out), .repeat = 1 };
+
+		if (xbpf_vm__test_run(vm, &opts))
+			return -1;
+		total += opts.duration;
+		*ret = opts.retval;
+	}
+	return (double)total / calls;
+}
+
+/* The three balancer cases under one userspace engine. */
+static int xbpf_cases(const char *path, enum xbpf_engine_kind kind, int calls, double *ns, unsigned int *rv)
+{
+	struct xbpf_vm_opts vopts = { .sz = sizeof(vopts), .engine = kind };
+	struct xbpf_object *obj = xbpf_object__open_file(path, NULL);
+	struct xbpf_prog *prog = obj ? xbpf_object__find_prog(obj, "xlb_balancer") : NULL;
+	struct xbpf_vm *vm = prog ? xbpf_vm__new(prog, &vopts) : NULL;
+	struct pkt4 p;
+
+	if (!vm || setup_xlb(obj, xbpf_update) ||
+	    (kind == XBPF_ENGINE_JIT && xbpf_vm__engine(vm) != XBPF_ENGINE_JIT))
+		return -1;
+	tcp4(&p, "192.0.2.10", 80, 0x10);
+	ns[0] = xbpf_run_ns(vm, &p, sizeof(p), calls, &rv[0]);
+	tcp4(&p, "192.0.2.10", 80, 0x02);
+	ns[1] = xbpf_run_ns(vm, &p, sizeof(p), calls, &rv[1]);
+	tcp4(&p, "192.0.2.99", 80, 0x10);
+	ns[2] = xbpf_run_ns(vm, &p, sizeof(p), calls, &rv[2]);
+	xbpf_vm__free(vm);
+	xbpf_object__close(obj);
+	return 0;
+}
+#endif
 
 /* The seeds' own setup (test_progs.c test_xdp_noinline) and pkt_v4. */
 static int setup_seed(struct bpf_object *obj, struct pkt4 *p)
@@ -174,7 +233,7 @@ int main(int argc, char **argv)
 	sched_setaffinity(0, sizeof(cpus), &cpus);
 	libbpf_set_print(NULL);
 	xobj = load(argv[1], &xfd);
-	if (!xobj || setup_xlb(xobj)) {
+	if (!xobj || setup_xlb(xobj, kernel_update)) {
 		printf("SKIP: cannot load or set up %s (root needed)\n", argv[1]);
 		return 77;
 	}
@@ -213,5 +272,25 @@ int main(int argc, char **argv)
 	ROW("xlb established flow (LRU hit)", est, r1);
 	ROW("xlb new flow (SYN: ring + insert)", syn, r2);
 	ROW("xlb non-VIP (XDP_PASS)", nonvip, r3);
+#ifdef XLB_HAVE_XBPF
+	{
+		static const char *const names[] = { "established", "new flow", "non-VIP" };
+		enum xbpf_engine_kind kinds[] = { XBPF_ENGINE_INTERP, XBPF_ENGINE_JIT };
+		double ns[3];
+		unsigned int rv[3];
+		int k, c;
+
+		printf("\nxlb's userspace engines, same packets and method (xbpf_vm__test_run):\n");
+		for (k = 0; k < 2; k++) {
+			if (xbpf_cases(argv[1], kinds[k], calls, ns, rv)) {
+				printf("%-10s not available\n", xbpf_engine_name(kinds[k]));
+				continue;
+			}
+			for (c = 0; c < 3; c++)
+				printf("xlb %-6s %-22s %8.1f %8u %8.2fx kernel\n", xbpf_engine_name(kinds[k]),
+				       names[c], ns[c], rv[c], ns[c] / (c == 0 ? est : c == 1 ? syn : nonvip));
+		}
+	}
+#endif
 	return (r1 == 3 && r2 == 3 && r3 == 2) ? 0 : 1;
 }

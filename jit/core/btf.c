@@ -174,6 +174,25 @@ uint32_t __xbpf_btf_find_datasec(const struct xbpf_btf *btf, const char *name)
 	return 0;
 }
 
+bool __xbpf_btf_datasec_has_global(const struct xbpf_btf *btf, const char *name)
+{
+	uint32_t id = __xbpf_btf_find_datasec(btf, name), i;
+	const struct btf_type *sec = __xbpf_btf_type(btf, id);
+	const struct btf_var_secinfo *vs;
+
+	if (!sec)
+		return false;
+	vs = (const struct btf_var_secinfo *)(sec + 1);
+	for (i = 0; i < BTF_INFO_VLEN(sec->info); i++) {
+		const struct btf_type *var = __xbpf_btf_type(btf, vs[i].type);
+
+		if (var && BTF_INFO_KIND(var->info) == BTF_KIND_VAR &&
+		    ((const struct btf_var *)(var + 1))->linkage != BTF_VAR_STATIC)
+			return true;
+	}
+	return false;
+}
+
 /* Skip typedefs and qualifiers; NULL (void/invalid) when nothing is left. */
 static const struct btf_type *skip_mods(const struct xbpf_btf *btf, uint32_t id, uint32_t *ret_id)
 {
@@ -535,6 +554,9 @@ int __xbpf_btf_ext_lines(const struct xbpf_btf *btf, const void *ext, size_t ext
 		name = __xbpf_btf_str(btf, name_off);
 		if (!name) {
 			pr_warn("btf.ext: section name offset %u out of bounds\n", name_off);
+			free(*ret_lines);
+			*ret_lines = NULL;
+			*ret_cnt = 0;
 			return -EINVAL;
 		}
 		if (strcmp(name, sec_name) || *ret_lines) {
@@ -552,6 +574,7 @@ int __xbpf_btf_ext_lines(const struct xbpf_btf *btf, const void *ext, size_t ext
 				pr_warn("btf.ext: line info insn offset %u unaligned\n", r.insn_off);
 				free(*ret_lines);
 				*ret_lines = NULL;
+				*ret_cnt = 0;
 				return -EINVAL;
 			}
 			(*ret_lines)[i] = (struct xbpf_btf_line){

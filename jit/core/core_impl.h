@@ -265,6 +265,8 @@ const struct btf_type *__xbpf_btf_type(const struct xbpf_btf *btf, uint32_t id);
 const char *__xbpf_btf_str(const struct xbpf_btf *btf, uint32_t off);
 /* Find a DATASEC by name: its type id or 0. */
 uint32_t __xbpf_btf_find_datasec(const struct xbpf_btf *btf, const char *name);
+/* Does DATASEC `name` hold a non-static variable (libbpf's "mmapable" rule)? */
+bool __xbpf_btf_datasec_has_global(const struct xbpf_btf *btf, const char *name);
 
 /* One BTF-defined map of the .maps section. */
 struct xbpf_btf_map_def {

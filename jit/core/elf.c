@@ -373,10 +373,11 @@ static int load_maps(struct xbpf_object *obj, struct xbpf_elf *elf, int nr_cpus)
 		}
 		snprintf(spec.name, sizeof(spec.name), "%s", s->name);
 		spec.value_size = (uint32_t)s->size;
+		/* libbpf's flags: read-only for programs, mmapable when BTF has globals in it */
 		if (!strncmp(s->name, ".rodata", 7))
-			spec.map_flags = BPF_F_RDONLY_PROG | BPF_F_MMAPABLE;
-		else
-			spec.map_flags = BPF_F_MMAPABLE;
+			spec.map_flags = BPF_F_RDONLY_PROG;
+		if (elf->has_btf && __xbpf_btf_datasec_has_global(&elf->btf, s->name))
+			spec.map_flags |= BPF_F_MMAPABLE;
 		err = add_map(obj, &spec, nr_cpus);
 		if (err)
 			return err;
@@ -476,6 +477,10 @@ static int load_btf(struct xbpf_object *obj, struct xbpf_elf *elf)
 		}
 		if (strcmp(s->name, ".BTF") || !s->data)
 			continue;
+		if (elf->btf_copy) {
+			pr_warn("elf: section %u: a second .BTF section\n", i);
+			return -EINVAL;
+		}
 		/* a private, aligned copy: strings in it outlive the load */
 		elf->btf_copy = malloc(s->size ? s->size : 1);
 		if (!elf->btf_copy)

@@ -7,8 +7,8 @@
  *   program, typed by its section name;
  * - the program starts with its own instructions; each bpf-to-bpf call
  *   (call with src_reg BPF_PSEUDO_CALL) names a callee, which is appended
- *   once, the first time a call reaches it, and walked in turn, so callees
- *   of callees follow (transitively, in discovery order);
+ *   once, the first time a call reaches it, and walked right away, before
+ *   the caller's next instruction (libbpf's depth-first order);
  * - a call's target is, with an R_BPF_64_32 relocation, the symbol's
  *   offset plus imm + 1 (imm is -1 for global callees; for static ones the
  *   relocation names the section and imm holds the offset), without one,
@@ -269,59 +269,81 @@ static int reloc_call(struct linker *l, uint32_t i, const struct xbpf_elf_func *
 	return 0;
 }
 
+/*
+ * Walk the program depth-first like libbpf: a callee is appended and walked
+ * as soon as the first call reaches it, before the caller's next
+ * instruction.  An explicit stack keeps hostile call chains off the C stack.
+ */
 static int link_prog(struct linker *l, size_t main_fi)
 {
-	size_t r = 0;
-	uint32_t i;
+	struct frame {
+		size_t region;
+		uint32_t pos;
+	} *stack;
+	size_t depth = 0;
 	int err;
 
+	stack = malloc((l->elf->nfuncs + 1) * sizeof(*stack));
+	if (!stack)
+		return -ENOMEM;
 	err = append_func(l, main_fi);
 	if (err)
-		return err;
-	for (i = 0; i < l->cnt;) {
-		const struct xbpf_elf_func *f;
-		const struct xbpf_elf_sec *s;
+		goto out;
+	stack[depth++] = (struct frame){ .region = 0, .pos = 0 };
+	while (depth) {
+		struct frame *fr = &stack[depth - 1];
+		const struct xbpf_elf_func *f = &l->elf->funcs[l->regions[fr->region].func];
+		const struct xbpf_elf_sec *s = &l->elf->secs[f->sec];
+		uint32_t base = l->regions[fr->region].out_start, i = base + fr->pos;
 		const struct xbpf_elf_rel *rel;
 		struct xbpf_insn insn;
-		uint32_t sec_insn, region_end;
+		uint32_t sec_insn;
 
-		while (r + 1 < l->nregions && l->regions[r + 1].out_start <= i)
-			r++;
-		f = &l->elf->funcs[l->regions[r].func];
-		s = &l->elf->secs[f->sec];
-		region_end = l->regions[r].out_start + f->len;
-		sec_insn = f->start + (i - l->regions[r].out_start);
+		if (fr->pos >= f->len) {
+			depth--;
+			continue;
+		}
+		sec_insn = f->start + fr->pos;
 		rel = __xbpf_elf_find_rel(s, (uint64_t)sec_insn * XBPF_INSN_SIZE);
 		insn = l->out[i];
 		if (insn.code == (XBPF_LD | XBPF_DW | XBPF_IMM)) {
-			if (i + 1 >= region_end) {
+			if (fr->pos + 1 >= f->len) {
 				pr_warn("elf: prog '%s': ld_imm64 cut at the end of '%s'\n", l->prog_name,
 					f->name);
-				return -EINVAL;
+				err = -EINVAL;
+				goto out;
 			}
 			if (rel) {
 				err = reloc_ldimm64(l, i, rel);
 				if (err)
-					return err;
+					goto out;
 			}
-			i += 2;
+			fr->pos += 2;
 			continue;
 		}
+		fr->pos++;
 		if (insn.code == (XBPF_JMP | XBPF_CALL) && insn.src_reg == XBPF_PSEUDO_CALL) {
+			size_t before = l->nregions;
+
 			err = reloc_call(l, i, f, sec_insn, rel);
 			if (err)
-				return err;
+				goto out;
+			if (l->nregions > before) /* walk the new callee first */
+				stack[depth++] = (struct frame){ .region = l->nregions - 1, .pos = 0 };
 		} else if (insn.code == (XBPF_JMP | XBPF_CALL) && insn.src_reg == XBPF_PSEUDO_KFUNC_CALL) {
 			pr_warn("elf: prog '%s': kfunc calls are not supported\n", l->prog_name);
-			return -ENOTSUP;
+			err = -ENOTSUP;
+			goto out;
 		} else if (rel) {
 			pr_warn("elf: prog '%s': insn %u: unexpected relocation (type %u) in %s\n",
 				l->prog_name, i, rel->type, s->name);
-			return -EINVAL;
+			err = -EINVAL;
+			goto out;
 		}
-		i++;
 	}
-	return 0;
+out:
+	free(stack);
+	return err;
 }
 
 static int cmp_line(const void *a, const void *b)

@@ -355,6 +355,63 @@ int xbpf_prog__line(const struct xbpf_prog *prog, uint32_t insn_idx, struct xbpf
 
 /* ---- raw programs ------------------------------------------------------------------ */
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Raw programs have no symbols: their functions start at 0 and at every
+ * in-range bpf-to-bpf call target ("raw", "sub_<insn>"), as the kernel
+ * finds subprograms.  Out-of-range targets are left for the verifier.
+ */
+static int raw_funcs(struct xbpf_object *obj, struct xbpf_prog *prog)
+{
+	uint32_t *starts, n = 0, i, k;
+	char name[32];
+
+	starts = malloc((prog->insn_cnt + 1) * sizeof(*starts));
+	if (!starts)
+		return -ENOMEM;
+	starts[n++] = 0;
+	for (i = 0; i < prog->insn_cnt; i++) {
+		int64_t t = (int64_t)i + prog->insns[i].imm + 1;
+
+		if (xbpf_insn_is_pseudo_call(&prog->insns[i]) && t > 0 && t < (int64_t)prog->insn_cnt)
+			starts[n++] = (uint32_t)t;
+	}
+	qsort(starts, n, sizeof(*starts), cmp_u32);
+	for (i = 1, k = 1; i < n; i++)
+		if (starts[i] != starts[k - 1])
+			starts[k++] = starts[i];
+	n = k;
+	prog->funcs = calloc(n, sizeof(*prog->funcs));
+	if (!prog->funcs) {
+		free(starts);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t end = i + 1 < n ? starts[i + 1] : (uint32_t)prog->insn_cnt;
+		const char *fname = prog->name;
+
+		if (i) {
+			snprintf(name, sizeof(name), "sub_%u", starts[i]);
+			fname = __xbpf_object_strdup(obj, name, strlen(name));
+			if (!fname) {
+				free(starts);
+				return -ENOMEM;
+			}
+		}
+		prog->funcs[i] = (struct xbpf_func_desc){ .name = fname, .start = starts[i],
+							  .len = end - starts[i] };
+	}
+	prog->func_cnt = n;
+	free(starts);
+	return 0;
+}
+
 struct xbpf_object *xbpf_object__open_raw(const struct xbpf_insn *insns, size_t insn_cnt,
 					  enum xbpf_prog_type type, const struct xbpf_map_spec *maps,
 					  size_t map_cnt, const struct xbpf_object_open_opts *opts)
@@ -393,15 +450,13 @@ struct xbpf_object *xbpf_object__open_raw(const struct xbpf_insn *insns, size_t 
 	prog->section = strdup(xbpf_prog_type_name(type));
 	prog->type = type;
 	prog->insns = malloc(insn_cnt * sizeof(*insns));
-	prog->funcs = calloc(1, sizeof(*prog->funcs));
-	if (!prog->name || !prog->section || !prog->insns || !prog->funcs)
+	if (!prog->name || !prog->section || !prog->insns)
 		goto err_close;
 	memcpy(prog->insns, insns, insn_cnt * sizeof(*insns));
 	prog->insn_cnt = insn_cnt;
-	/* one function covering everything; the verifier finds pseudo-call targets itself */
-	prog->funcs[0] = (struct xbpf_func_desc){ .name = prog->name, .start = 0,
-						  .len = (uint32_t)insn_cnt };
-	prog->func_cnt = 1;
+	err = raw_funcs(obj, prog);
+	if (err)
+		goto err_close;
 	return obj;
 err_close:
 	xbpf_object__close(obj);

@@ -455,6 +455,27 @@ static void test_resolve_maps(void)
 	CHECK_EQ(xbpf_prog__resolve_maps(xbpf_object__next_prog(obj, NULL), &out, &cnt), -EINVAL);
 	xbpf_object__close(obj);
 	CHECK(!xbpf_object__open_raw(insns, 0, XBPF_PROG_XDP, NULL, 0, NULL) && errno == EINVAL);
+
+	/* raw programs: functions start at 0 and at each bpf-to-bpf call target */
+	{
+		struct xbpf_insn calls[] = {
+			{ .code = XBPF_JMP | XBPF_CALL, .src_reg = XBPF_PSEUDO_CALL, .imm = 2 },
+			{ .code = XBPF_JMP | XBPF_CALL, .src_reg = XBPF_PSEUDO_CALL, .imm = 1 },
+			{ .code = XBPF_JMP | XBPF_EXIT },
+			{ .code = XBPF_JMP | XBPF_CALL, .src_reg = XBPF_PSEUDO_CALL, .imm = 100 },
+			{ .code = XBPF_JMP | XBPF_EXIT },
+		};
+		struct xbpf_func_desc f;
+
+		obj = xbpf_object__open_raw(calls, 5, XBPF_PROG_RAW_MEM, NULL, 0, NULL);
+		prog = xbpf_object__next_prog(obj, NULL);
+		CHECK_EQ(xbpf_prog__func_cnt(prog), 2);
+		CHECK_EQ(xbpf_prog__func(prog, 1, &f), 0);
+		CHECK(f.start == 3 && f.len == 2 && !strcmp(f.name, "sub_3"));
+		CHECK_EQ(xbpf_prog__func(prog, 0, &f), 0);
+		CHECK(f.start == 0 && f.len == 3 && !strcmp(f.name, "raw"));
+		xbpf_object__close(obj);
+	}
 }
 
 static int quiet(enum xbpf_print_level level, const char *fmt, va_list ap)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
@@ -71,6 +72,96 @@ static int hex_decode(const char *hex, uint8_t *out, size_t cap, size_t *len)
 		out[i] = b;
 	}
 	*len = n / 2;
+	return 0;
+}
+
+/* ---- feature switches (const volatile rodata) --------------------------- */
+
+#define MAX_RODATA 8
+
+struct rodata_set {
+	char var[64];
+	uint8_t val[8];
+	size_t len;
+};
+
+static struct rodata_set rodata[MAX_RODATA];
+static int nr_rodata;
+
+/*
+ * Offset of `var` in the object's .rodata, from its BTF as libbpf fixes it
+ * up at open time (the compiler leaves DATASEC offsets 0).
+ */
+static int rodata_offset(const char *path, const char *var, uint32_t *off)
+{
+	struct bpf_object *obj = bpf_object__open_file(path, NULL);
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *t = NULL;
+	struct btf *btf;
+	int id, i, err = -ENOENT;
+
+	if (!obj)
+		return -errno;
+	btf = bpf_object__btf(obj);
+	id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -ENOENT;
+	if (id > 0)
+		t = btf__type_by_id(btf, id);
+	for (i = 0, vs = t ? btf_var_secinfos(t) : NULL; t && i < btf_vlen(t); i++, vs++) {
+		const struct btf_type *v = btf__type_by_id(btf, vs->type);
+
+		if (!strcmp(btf__name_by_offset(btf, v->name_off), var)) {
+			*off = vs->offset;
+			err = 0;
+			break;
+		}
+	}
+	bpf_object__close(obj);
+	return err;
+}
+
+/* Table lines "rodata VAR HEX", applied before the program is loaded. */
+static int scan_rodata(const char *table)
+{
+	char *line = NULL, var[64], hex[17];
+	size_t cap = 0;
+	FILE *f = fopen(table, "r");
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		if (sscanf(line, "rodata %63s %16s", var, hex) == 2 && nr_rodata < MAX_RODATA) {
+			struct rodata_set *r = &rodata[nr_rodata++];
+			size_t i;
+
+			snprintf(r->var, sizeof(r->var), "%s", var);
+			r->len = strlen(hex) / 2;
+			for (i = 0; i < r->len; i++) {
+				unsigned int b;
+
+				sscanf(hex + 2 * i, "%2x", &b);
+				r->val[i] = b;
+			}
+		}
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+/* Patch the switches into a copy of .rodata's initial value. */
+static int apply_rodata(const char *path, uint8_t *data, size_t size)
+{
+	uint32_t off = 0;
+	int i, err;
+
+	for (i = 0; i < nr_rodata; i++) {
+		err = rodata_offset(path, rodata[i].var, &off);
+		if (err)
+			return err;
+		if (off + rodata[i].len > size)
+			return -ERANGE;
+		memcpy(data + off, rodata[i].val, rodata[i].len);
+	}
 	return 0;
 }
 
@@ -212,6 +303,22 @@ static int kernel_open(struct engine *e, const char *path, const char *prog_name
 		return -ENOENT;
 	bpf_object__for_each_program(p, e->obj)
 		bpf_program__set_autoload(p, p == prog);
+	if (nr_rodata) {
+		struct bpf_map *ro = bpf_object__find_map_by_name(e->obj, ".rodata");
+		const void *init;
+		size_t size = 0;
+		uint8_t *data;
+
+		init = ro ? bpf_map__initial_value(ro, &size) : NULL;
+		if (!init)
+			return -ENOENT;
+		data = malloc(size);
+		memcpy(data, init, size);
+		err = apply_rodata(path, data, size) ?: bpf_map__set_initial_value(ro, data, size);
+		free(data);
+		if (err)
+			return err;
+	}
 	err = bpf_object__load(e->obj);
 	if (err)
 		return err;
@@ -384,6 +491,22 @@ static int xbpf_open(struct engine *e, const char *path, const char *prog_name, 
 		return -ENOENT;
 	if (missing_helpers(prog))
 		return 1;
+	if (nr_rodata) {
+		struct xbpf_map *ro = xbpf_object__find_map(e->xobj, ".rodata");
+		uint32_t zero = 0, size;
+		uint8_t *data;
+		int err;
+
+		if (!ro)
+			return -ENOENT;
+		size = xbpf_map__spec(ro)->value_size;
+		data = calloc(1, size);
+		err = xbpf_map__lookup(ro, &zero, data) ?: apply_rodata(path, data, size) ?:
+		      xbpf_map__update(ro, &zero, data, XBPF_ANY);
+		free(data);
+		if (err)
+			return err;
+	}
 	vopts.engine = jit ? XBPF_ENGINE_JIT : XBPF_ENGINE_INTERP;
 	vopts.skip_verify = skip_verify;
 	vopts.log_level = 1;
@@ -397,6 +520,14 @@ static int xbpf_open(struct engine *e, const char *path, const char *prog_name, 
 		printf("verifier log (last part):\n%s\n", vopts.log_buf + (len > 3000 ? len - 3000 : 0));
 	}
 	free(vopts.log_buf);
+	if (e->vm) {
+		printf("engine: %s\n", xbpf_engine_name(xbpf_vm__engine(e->vm)));
+		/* A JIT that fell back to the interpreter is not the JIT under test. */
+		if (jit && xbpf_vm__engine(e->vm) != XBPF_ENGINE_JIT) {
+			printf("FAIL: the JIT did not compile %s\n", prog_name);
+			return -ENOEXEC;
+		}
+	}
 	if (!e->vm)
 		return -errno;
 	e->is_xdp = xbpf_prog__type(prog) == XBPF_PROG_XDP;
@@ -442,6 +573,10 @@ int main(int argc, char **argv)
 	CPU_SET(0, &cpus);
 	sched_setaffinity(0, sizeof(cpus), &cpus);
 
+	if (scan_rodata(argv[4])) {
+		perror(argv[4]);
+		return 1;
+	}
 	if (!strcmp(argv[1], "kernel")) {
 		err = kernel_open(&e, argv[2], argv[3]);
 		if (err == -EPERM) {
@@ -501,6 +636,8 @@ int main(int argc, char **argv)
 			for (tok = strtok_r(c, ",", &save); tok && nr < 64; tok = strtok_r(NULL, ",", &save))
 				reals[nr++] = atoi(tok);
 			err = nr ? e.ring(&e, vip, half, reals, nr) : -EINVAL;
+		} else if (!strcmp(cmd, "rodata")) {
+			/* applied before load by scan_rodata() */
 		} else if (!strcmp(cmd, "mark")) {
 			mark = strtoul(a, NULL, 0);
 		} else if (!strcmp(cmd, "ifindex")) {

@@ -10,6 +10,7 @@ Table format, one directive per line:
   delete MAP KEYHEX
   clear MAP                    delete every key
   ring VIPNUM HALF R1,R2,...   fill a ring half: position i -> list[i % n]
+  rodata VAR HEX               feature switch, set before the program loads
   mark N / ifindex N           context for the run (tc mark / XDP ingress)
   stat MAP KEY DELTA           after the run, sum of packets over CPUs grew by DELTA
   in HEX                       input packet
@@ -148,6 +149,9 @@ class Table:
 
     def ring(self, vip_num, half, reals):
         self.lines.append('ring %d %d %s' % (vip_num, half, ','.join(map(str, reals))))
+
+    def rodata(self, var, value):
+        self.lines.append('rodata %s %s' % (var, value.hex()))
 
     def ctx(self, what, n):
         self.lines.append('%s %d' % (what, n))

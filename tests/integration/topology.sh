@@ -13,6 +13,12 @@
 # Veth peers that receive XDP frames run the decap program in pass-through
 # mode (no host address), which native XDP on veth needs.
 #
+# The balancer's connection table is per CPU (like katran's): a flow keeps
+# its real across ring changes as long as its packets meet one CPU, which
+# NIC RSS guarantees in production.  On veths, packets are processed on the
+# CPU of whoever sent them, so tests that check established flows across a
+# ring change set TOPO_PIN_CPU to run nginx and the client on one CPU.
+#
 # Set T (namespace prefix, e.g. xlbt-c7-spread) and TOPO_TMP (scratch dir)
 # before calling topo_up; topo_down removes everything (call it from a trap).
 
@@ -64,7 +70,7 @@ http {
 	}
 }
 NGX
-	ip netns exec "$T-r$i" "$NGINX" -c "$d/nginx.conf" -g 'daemon off;' &
+	ip netns exec "$T-r$i" $(topo_pin) "$NGINX" -c "$d/nginx.conf" -g 'daemon off;' &
 	echo $! > "$d/nginx.pidof"
 	for _ in $(seq 50); do
 		ip netns exec "$T-r$i" ss -Htln "sport = :80" | grep -q . && return 0
@@ -141,12 +147,16 @@ xlbd_prepare() { # -> XLBD_SOCK, XLBD_PINS
 	XLBD_PINS="$TOPO_TMP/bpf/xlb"
 }
 
-# xlbd_start XLBD OBJ [extra xlbd args...]; waits until it answers.
+# xlbd_start XLBD OBJ [extra xlbd args...]; waits until it answers.  The
+# tests exercise the control plane, so xlb's verifier verdict is logged but
+# not enforced (XLBD_VERIFY=enforce to change that); it_verify.sh tests the
+# enforcement itself.
 xlbd_start() {
 	local xlbd=$1 obj=$2
 	shift 2
 	ip netns exec "$T-lb" "$xlbd" -i l0 -g "$GW_MAC" --src4 $SRC4 -s "$XLBD_SOCK" \
-		-d "$TOPO_TMP/state" --pin-root "$XLBD_PINS" -o "$obj" -m 0 "$@" \
+		-d "$TOPO_TMP/state" --pin-root "$XLBD_PINS" -o "$obj" -m 0 \
+		--verify "${XLBD_VERIFY:-warn}" "$@" \
 		>> "$TOPO_TMP/xlbd.log" 2>&1 &
 	XLBD_PID=$!
 	for _ in $(seq 100); do
@@ -172,4 +182,5 @@ xlbd_teardown() {
 }
 
 lbctl() { "$LBCTL" -s "$XLBD_SOCK" "$@"; }
-client() { ip netns exec "$T-cl" python3 "$(dirname "${BASH_SOURCE[0]}")/client.py" "$@"; }
+topo_pin() { [ -n "${TOPO_PIN_CPU:-}" ] && echo taskset -c "$TOPO_PIN_CPU"; }
+client() { ip netns exec "$T-cl" $(topo_pin) python3 "$(dirname "${BASH_SOURCE[0]}")/client.py" "$@"; }

@@ -8,9 +8,10 @@
 
 #include "xbpf_isa.h"
 
+/* A brace initializer, usable in static tables; I() makes it a value for assignments. */
 #define INSN(CODE, DST, SRC, OFF, IMM)                                                             \
-	((struct xbpf_insn){ .code = (CODE), .dst_reg = (DST), .src_reg = (SRC), .off = (OFF),   \
-			     .imm = (IMM) })
+	{ .code = (CODE), .dst_reg = (DST), .src_reg = (SRC), .off = (OFF), .imm = (IMM) }
+#define I(...) ((struct xbpf_insn)__VA_ARGS__)
 
 /* dst op= imm / dst op= src (ALU64 and 32-bit ALU). */
 #define A64K(OP, DST, IMM) INSN(XBPF_ALU64 | XBPF_##OP | XBPF_K, DST, 0, 0, IMM)

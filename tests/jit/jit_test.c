@@ -5,6 +5,7 @@
  * xbpf_helper_proto() here, so that helper calls hit functions whose
  * behaviour the tests control (argument passing, stack alignment, W^X).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,7 +107,19 @@ static uint64_t th_callback_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r
 	return ((xbpf_jit_entry_fn)(uintptr_t)r1)(r2, 0) + 1;
 }
 
+static uint64_t th_map_lookup_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	struct fake_map *map = (struct fake_map *)(uintptr_t)r1;
+	uint32_t key = *(const uint32_t *)(uintptr_t)r2;
+
+	check_alignment();
+	if (key >= map->max_entries)
+		return 0;
+	return (uint64_t)(uintptr_t)(map->data + (size_t)key * map->value_size);
+}
+
 static const struct xbpf_helper_proto th_protos[] = {
+	{ .id = TH_MAP_LOOKUP, .name = "map_lookup_elem", .fn = th_map_lookup_fn },
 	{ .id = TH_CALLBACK, .name = "test_callback", .fn = th_callback_fn },
 	{ .id = TH_LOG, .name = "test_log", .fn = th_log_fn },
 	{ .id = TH_DUMP, .name = "test_dump", .fn = th_dump_fn },
@@ -188,6 +201,22 @@ int run_jit(const struct xbpf_exec_prog *prog, bool blind, uint64_t r1, uint64_t
 	th_image_hi = (uintptr_t)img.code + img.size;
 	*ret = ((xbpf_jit_entry_fn)img.code)(r1, r2);
 	__xbpf_jit_image_free(&img);
+	return 0;
+}
+
+/* Linked from jit/interp.c when meson finds it; NULL otherwise. */
+#pragma weak __xbpf_interp_run
+
+bool have_interp(void)
+{
+	return __xbpf_interp_run != NULL;
+}
+
+int run_interp(const struct xbpf_exec_prog *prog, uint64_t r1, uint64_t r2, uint64_t *ret)
+{
+	if (!have_interp())
+		return -ENOSYS;
+	*ret = __xbpf_interp_run(prog, r1, r2);
 	return 0;
 }
 

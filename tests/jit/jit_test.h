@@ -31,14 +31,26 @@
 #define CALL_REL(rel) INSN(XBPF_JMP | XBPF_CALL, 0, XBPF_PSEUDO_CALL, 0, rel)
 #define EXIT_INSN() INSN(XBPF_JMP | XBPF_EXIT, 0, 0, 0, 0)
 
-/* Test helpers (hermetic tests provide xbpf_helper_proto() themselves). */
+/*
+ * Test helpers (hermetic tests provide xbpf_helper_proto() themselves).
+ * Id 1 is bpf_map_lookup_elem over struct fake_map, so kernel-loadable
+ * programs run unchanged; the test-only helpers sit far above real ids.
+ */
 enum {
-	TH_DUMP = 1,	 /* r1 = buffer, r2 = len: copy into the dump area */
-	TH_MIX = 2,	 /* returns a hash of r1..r5; checks stack alignment */
-	TH_WX = 3,	 /* checks the running image is r-x and nothing is rwx */
-	TH_COUNT = 4,	 /* counts calls, returns the count */
-	TH_LOG = 5,	 /* appends r1, r2 to th_log (debugging aid) */
-	TH_CALLBACK = 6, /* calls the JITed function at r1 with (r2, 0), as bpf_loop would */
+	TH_MAP_LOOKUP = 1,
+	TH_DUMP = 0x10001, /* r1 = buffer, r2 = len: copy into the dump area */
+	TH_MIX,		   /* returns a hash of r1..r5; checks stack alignment */
+	TH_WX,		   /* checks the running image is r-x and nothing is rwx */
+	TH_COUNT,	   /* counts calls, returns the count */
+	TH_LOG,		   /* appends r1, r2 to th_log (debugging aid) */
+	TH_CALLBACK,	   /* calls the JITed function at r1 with (r2, 0), as bpf_loop would */
+};
+
+/* An array map as TH_MAP_LOOKUP sees it (ld_imm64 carries its address). */
+struct fake_map {
+	uint32_t value_size;
+	uint32_t max_entries;
+	uint8_t data[];
 };
 
 #define DUMP_MAX 4096
@@ -71,6 +83,13 @@ struct xbpf_exec_prog tprog_exec(const struct tprog *p);
 
 /* JIT-compile and run; 0 or -errno (compile error). */
 int run_jit(const struct xbpf_exec_prog *prog, bool blind, uint64_t r1, uint64_t r2, uint64_t *ret);
+
+/*
+ * The product interpreter (jit/interp.c) when the binary links it, as a
+ * second oracle next to ref_interp.c; -ENOSYS when it is not linked.
+ */
+int run_interp(const struct xbpf_exec_prog *prog, uint64_t r1, uint64_t r2, uint64_t *ret);
+bool have_interp(void);
 
 /* Failure accounting. */
 extern int t_failures;

@@ -86,7 +86,19 @@ static uint8_t rnd_reg(struct gen *g)
 
 		if (r == 1 && g->func > 0)
 			continue;
+		if (r == 6 && g->func == 0 && g->o->mode == PROGEN_XDP)
+			continue; /* the context */
 		return r;
+	}
+}
+
+static uint8_t rnd_reg_except(struct gen *g, uint32_t mask)
+{
+	for (;;) {
+		uint8_t r = rnd_reg(g);
+
+		if (!(mask & 1u << r))
+			return r;
 	}
 }
 
@@ -195,9 +207,12 @@ static void gen_mem(struct gen *g, uint8_t base, int span, int16_t bias)
 		};
 		bool w = rnd(2);
 
+		int32_t aop = aops[rnd(sizeof(aops) / sizeof(aops[0]))];
+
+		if (aop == XBPF_CMPXCHG && base == 0 && g->o->mode == PROGEN_XDP)
+			aop = XBPF_XCHG; /* the kernel refuses R0 as address and comparand */
 		off = (int16_t)(rnd_off(span, w ? 8 : 4) + bias);
-		add(g, INSN(XBPF_STX | XBPF_ATOMIC | (w ? XBPF_DW : XBPF_W), base, reg, off,
-			    aops[rnd(sizeof(aops) / sizeof(aops[0]))]));
+		add(g, INSN(XBPF_STX | XBPF_ATOMIC | (w ? XBPF_DW : XBPF_W), base, reg, off, aop));
 		break;
 	}
 	}
@@ -232,15 +247,102 @@ static void gen_helper_call(struct gen *g)
 	reinit_args(g);
 }
 
-static void gen_bpf_call(struct gen *g)
+static void ld_map(struct gen *g, uint8_t dst, int map)
 {
-	int callee = g->func + 1 + (int)rnd((uint32_t)(g->nfuncs - g->func - 1));
+	add(g, INSN(XBPF_LD | XBPF_DW | XBPF_IMM, dst, XBPF_PSEUDO_MAP_FD, 0, map));
+	add(g, INSN(0, 0, 0, 0, 0));
+}
+
+/* Accesses of the value or packet at `base`, `span` bytes, value regs not in `mask`. */
+static void gen_checked_accesses(struct gen *g, uint8_t base, int span, uint32_t mask, bool atomics)
+{
+	for (int n = 1 + (int)rnd(4); n > 0; n--) {
+		int si = (int)rnd(4);
+		uint8_t size = sizes[si], reg = rnd_reg_except(g, mask);
+		int16_t off = (int16_t)(rnd((uint32_t)(span / size_bytes[si])) * size_bytes[si]);
+
+		switch (rnd(atomics ? 4 : 3)) {
+		case 0:
+			add(g, INSN(XBPF_LDX | (size != XBPF_DW && rnd(2) ? XBPF_MEMSX : XBPF_MEM) | size, reg,
+				    base, off, 0));
+			break;
+		case 1:
+			add(g, INSN(XBPF_STX | XBPF_MEM | size, base, reg, off, 0));
+			break;
+		case 2:
+			add(g, INSN(XBPF_ST | XBPF_MEM | size, base, 0, off, rnd_imm()));
+			break;
+		default: {
+			static const int32_t aops[] = {
+				XBPF_ADD, XBPF_OR, XBPF_AND, XBPF_XOR, XBPF_ADD | XBPF_FETCH,
+				XBPF_OR | XBPF_FETCH, XBPF_AND | XBPF_FETCH, XBPF_XOR | XBPF_FETCH,
+				XBPF_XCHG, XBPF_CMPXCHG,
+			};
+			bool w = rnd(2);
+			int32_t aop = aops[rnd(sizeof(aops) / sizeof(aops[0]))];
+
+			if (aop == XBPF_CMPXCHG && (base == 0 || reg == 0))
+				aop = XBPF_XCHG; /* R0 is the comparand */
+			off = (int16_t)(rnd((uint32_t)(span / (w ? 8 : 4))) * (w ? 8 : 4));
+			add(g, INSN(XBPF_STX | XBPF_ATOMIC | (w ? XBPF_DW : XBPF_W), base, reg, off, aop));
+			break;
+		}
+		}
+	}
+}
+
+/* r0 = lookup(data map, key); if (r0) accesses; r0 = scalar; R1-R5 fresh. */
+static void gen_map_block(struct gen *g)
+{
+	int16_t slot = (int16_t)(-8 * (int)(1 + rnd((uint32_t)(g->depth[g->func] / 8))));
+	uint32_t at;
+
+	add(g, ST_MEM(XBPF_W, XBPF_REG_FP, slot, (int32_t)rnd(PROGEN_DATA_ENTRIES + 1)));
+	ld_map(g, 1, PROGEN_MAP_DATA);
+	add(g, MOV64_REG(2, XBPF_REG_FP));
+	add(g, ALU64_IMM(XBPF_ADD, 2, slot));
+	add(g, CALL_HELPER(1)); /* bpf_map_lookup_elem */
+	at = g->p->cnt;
+	add(g, JMP_IMM(XBPF_JEQ, 0, 0, 0));
+	/* R1-R5 are dead after the call */
+	gen_checked_accesses(g, 0, PROGEN_DATA_VALUE, 0x7fu, true);
+	g->p->insns[at].off = (int16_t)(g->p->cnt - at - 1);
+	add(g, MOV64_IMM(0, rnd_imm()));
+	reinit_args(g);
+}
+
+/* r4 = data; if (data + N > data_end) skip; accesses of [data, data + N). */
+static void gen_packet_block(struct gen *g)
+{
+	int n = 8 * (int)(1 + rnd(PROGEN_PKT_ACCESS / 8));
+	uint32_t at;
+
+	add(g, LDX_MEM(XBPF_W, 4, 6, 0)); /* xdp_md.data */
+	add(g, LDX_MEM(XBPF_W, 5, 6, 4)); /* xdp_md.data_end */
+	add(g, MOV64_REG(3, 4));
+	add(g, ALU64_IMM(XBPF_ADD, 3, n));
+	at = g->p->cnt;
+	add(g, JMP_REG(XBPF_JGT, 3, 5, 0));
+	gen_checked_accesses(g, 4, n, 1u << 3 | 1u << 4 | 1u << 5 | 1u << 6, false);
+	g->p->insns[at].off = (int16_t)(g->p->cnt - at - 1);
+	init_reg(g, 3);
+	init_reg(g, 4);
+	init_reg(g, 5);
+}
+
+static void gen_bpf_call_to(struct gen *g, int callee)
+{
 
 	add(g, MOV64_REG(1, XBPF_REG_FP));
 	add(g, ALU64_IMM(XBPF_ADD, 1, -16));
 	g->calls[g->ncalls++] = (struct fixup){ .at = g->p->cnt, .target = callee, .is_call = true };
 	add(g, CALL_REL(0));
 	reinit_args(g);
+}
+
+static void gen_bpf_call(struct gen *g)
+{
+	gen_bpf_call_to(g, g->func + 1 + (int)rnd((uint32_t)(g->nfuncs - g->func - 1)));
 }
 
 static void gen_jump(struct gen *g, int block)
@@ -257,7 +359,7 @@ static void gen_jump(struct gen *g, int block)
 	if (g->njumps >= MAX_FIXUPS)
 		return;
 	g->jumps[g->njumps++] = (struct fixup){ .at = g->p->cnt, .target = target };
-	if (rnd(8) == 0) {
+	if (rnd(8) == 0 && g->o->mode == PROGEN_RAW) {
 		bool gotol = rnd(2);
 
 		g->jumps[g->njumps - 1].gotol = gotol;
@@ -285,6 +387,11 @@ static void gen_block(struct gen *g, int block)
 		gen_mem(g, 1, 16, 16);
 	} else if (kind < 82) {
 		gen_jump(g, block);
+	} else if (kind < 87 && g->o->mode == PROGEN_XDP) {
+		if (g->func == 0 && rnd(2))
+			gen_packet_block(g);
+		else
+			gen_map_block(g);
 	} else if (kind < 87 && g->o->helpers) {
 		gen_helper_call(g);
 	} else if (kind < 92 && g->func + 1 < g->nfuncs) {
@@ -302,6 +409,7 @@ static void gen_func(struct gen *g, int f)
 {
 	struct tprog *p = g->p;
 	int depth = g->depth[f];
+	bool xdp = g->o->mode == PROGEN_XDP;
 
 	g->func = f;
 	g->nblocks = 0;
@@ -309,24 +417,49 @@ static void gen_func(struct gen *g, int f)
 	g->r1_ptr = f > 0;
 	tprog_func(p, (uint16_t)depth);
 
+	if (xdp && f == 0)
+		add(g, MOV64_REG(6, 1)); /* keep the context */
 	/* Registers the verifier would call uninitialized get values first. */
 	for (uint8_t r = 0; r <= 9; r++)
-		if (f == 0 || r == 0 || r >= 6)
+		if ((f == 0 || r == 0 || r >= 6) && !(xdp && f == 0 && r == 6))
 			init_reg(g, r);
 	for (int off = 8; off <= depth; off += 8) {
 		if (rnd(2))
 			add(g, ST_MEM(XBPF_DW, XBPF_REG_FP, -off, rnd_imm()));
 		else
-			add(g, STX_MEM(XBPF_DW, XBPF_REG_FP, (uint8_t)(6 + rnd(4)), -off));
+			add(g, STX_MEM(XBPF_DW, XBPF_REG_FP, (uint8_t)(7 + rnd(3)), -off));
 	}
 
 	for (int b = 0; b < g->o->body_blocks; b++) {
 		g->block_start[b] = p->cnt;
-		gen_block(g, b);
+		if (b == 0 && xdp && f + 1 < g->nfuncs)
+			gen_bpf_call_to(g, f + 1); /* every function is reachable */
+		else
+			gen_block(g, b);
 	}
 	g->block_start[g->o->body_blocks] = p->cnt;
 
-	if (f == 0) {
+	if (f == 0 && xdp) {
+		uint32_t at;
+
+		/* R0-R9 (not the context) over the top of the stack, then stack -> result map */
+		for (uint8_t r = 0; r <= 9; r++)
+			if (r != 6)
+				add(g, STX_MEM(XBPF_DW, XBPF_REG_FP, r, -8 * (r + 1)));
+		add(g, ST_MEM(XBPF_W, XBPF_REG_FP, -88, 0));
+		ld_map(g, 1, PROGEN_MAP_RESULT);
+		add(g, MOV64_REG(2, XBPF_REG_FP));
+		add(g, ALU64_IMM(XBPF_ADD, 2, -88));
+		add(g, CALL_HELPER(1));
+		at = p->cnt;
+		add(g, JMP_IMM(XBPF_JEQ, 0, 0, 0));
+		for (int off = 8; off <= depth; off += 8) {
+			add(g, LDX_MEM(XBPF_DW, 3, XBPF_REG_FP, -off));
+			add(g, STX_MEM(XBPF_DW, 0, 3, depth - off));
+		}
+		p->insns[at].off = (int16_t)(p->cnt - at - 1);
+		add(g, MOV64_IMM(0, 2)); /* XDP_PASS */
+	} else if (f == 0) {
 		/* Dump R0-R9 over the top of the stack, then the whole stack. */
 		for (uint8_t r = 0; r <= 9; r++)
 			add(g, STX_MEM(XBPF_DW, XBPF_REG_FP, r, -8 * (r + 1)));
@@ -363,6 +496,14 @@ static void gen_func(struct gen *g, int f)
 
 void progen_raw(struct tprog *p, const struct progen_opts *opts)
 {
+	struct progen_opts o = *opts;
+
+	o.mode = PROGEN_RAW;
+	progen_generate(p, &o);
+}
+
+void progen_generate(struct tprog *p, const struct progen_opts *opts)
+{
 	struct gen *g = calloc(1, sizeof(*g));
 	int budget;
 
@@ -379,7 +520,10 @@ void progen_raw(struct tprog *p, const struct progen_opts *opts)
 	for (int f = 1; f < g->nfuncs; f++) {
 		int max = budget / (g->nfuncs - 1);
 
-		g->depth[f] = (uint16_t)(16 + 8 * rnd((uint32_t)((max - 16) / 8 + 1)));
+		if (opts->mode == PROGEN_XDP) /* the kernel rounds frames up to 32 */
+			g->depth[f] = (uint16_t)(rnd(2) ? 16 : 32);
+		else
+			g->depth[f] = (uint16_t)(16 + 8 * rnd((uint32_t)((max - 16) / 8 + 1)));
 	}
 	tprog_init(p);
 	for (int f = 0; f < g->nfuncs; f++)

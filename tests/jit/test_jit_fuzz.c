@@ -10,6 +10,10 @@
 
 #include "progen.h"
 
+#ifndef FUZZ_DEFAULT_N
+#define FUZZ_DEFAULT_N 300
+#endif
+
 static int run_one(uint64_t seed, bool verbose)
 {
 	struct progen_opts o = {
@@ -46,6 +50,17 @@ static int run_one(uint64_t seed, bool verbose)
 	}
 	want_len = th_dump_len;
 	memcpy(want, th_dump, want_len);
+	if (have_interp()) {
+		uint64_t r_int;
+
+		th_dump_len = 0;
+		run_interp(&e, 0, 0, &r_int);
+		if (r_int != r_ref || th_dump_len != want_len || memcmp(want, th_dump, want_len)) {
+			fprintf(stderr, "seed %llu: product interpreter differs from the reference\n",
+				(unsigned long long)seed);
+			bad = 1;
+		}
+	}
 	if (o.log_returns) {
 		static uint64_t ref_log[4096];
 		size_t ref_len = th_log_len;
@@ -235,7 +250,7 @@ static void minimize(uint64_t seed)
 
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? strtol(argv[1], NULL, 0) : 300;
+	long n = argc > 1 ? strtol(argv[1], NULL, 0) : FUZZ_DEFAULT_N;
 	uint64_t first = argc > 2 ? strtoull(argv[2], NULL, 0) : 1;
 	int failed = 0;
 
@@ -254,6 +269,7 @@ int main(int argc, char **argv)
 	}
 	if (th_misaligned)
 		fprintf(stderr, "helper calls with a misaligned stack: %d\n", th_misaligned);
-	printf("%ld programs, %d failed\n", n, failed);
+	printf("%ld programs, %d failed (oracles: reference interpreter%s)\n", n, failed,
+	       have_interp() ? ", product interpreter" : "");
 	return failed || th_misaligned ? 1 : 0;
 }

@@ -74,6 +74,15 @@ static int check_case(const char *what, emit_case_fn fn, uint8_t dst, uint8_t sr
 	}
 	want_len = th_dump_len;
 	memcpy(want, th_dump, want_len);
+	if (have_interp()) {
+		th_dump_len = 0;
+		run_interp(&e, 0, 0, &rj);
+		if (th_dump_len != want_len || memcmp(want, th_dump, want_len)) {
+			fprintf(stderr, "%s dst r%u src r%u variant %d: product interpreter differs\n", what,
+				dst, src, variant);
+			bad = 1;
+		}
+	}
 	for (int blind = 0; blind < 2; blind++) {
 		int err = run_jit(&e, blind, 0, 0, &rj);
 
@@ -269,6 +278,7 @@ int main(int argc, char **argv)
 	}
 	if (th_misaligned)
 		fprintf(stderr, "misaligned helper calls: %d\n", th_misaligned);
-	printf("isa: %d failures\n", t_failures);
+	printf("isa: %d failures (oracles: reference interpreter%s)\n", t_failures,
+	       have_interp() ? ", product interpreter" : "");
 	return t_failures || th_misaligned ? 1 : 0;
 }

@@ -1,0 +1,59 @@
+#!/bin/bash
+# HTTP health check: stop a real's nginx -> the check takes it out of the
+# ring and traffic continues error-free on the others; start it again -> it
+# returns.  A TCP check is exercised on a second VIP port.
+# Usage: it_health.sh XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ
+set -u
+XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
+T=xlbt-c7-hlt
+source "$(dirname "$0")/topology.sh"
+topo_check
+TOPO_TMP=$(mktemp -d /tmp/$T.XXXXXX)
+trap 'xlbd_teardown; topo_down; rm -rf "$TOPO_TMP"' EXIT
+fail() { echo "FAIL: $*"; [ -f "$TOPO_TMP/xlbd.log" ] && tail -20 "$TOPO_TMP/xlbd.log"; exit 1; }
+
+topo_up "$DECAP" "$DECAP_OBJ" || fail "topology"
+xlbd_prepare || fail "bpffs"
+xlbd_start "$XLBD" "$LB_OBJ" || fail "xlbd start"
+lbctl vip add $VIP:80/tcp hc http hc-path / hc-interval 200 hc-timeout 150 hc-rise 2 hc-fall 2 ||
+	fail "vip add"
+for r in "${REALS[@]}"; do
+	lbctl real add $VIP:80 "$r" || fail "real add $r"
+done
+
+wait_health() { # REAL STATE
+	for _ in $(seq 100); do
+		lbctl -j health | python3 -c "
+import json, sys
+h = json.load(sys.stdin)
+sys.exit(0 if any(r['real'] == '$1' and r['health'] == '$2' for r in h['reals']) else 1)" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+for r in "${REALS[@]}"; do
+	wait_health "$r" up || fail "$r never became healthy"
+done
+lbctl health
+
+nginx_stop 2
+wait_health ${REALS[1]} down || fail "stopped real not marked down"
+lbctl health
+lbctl -j vip show $VIP:80 | python3 -c "
+import json, sys
+v = json.load(sys.stdin)
+r2 = [r for r in v['reals'] if r['address'] == '${REALS[1]}'][0]
+assert not r2['in_ring'] and v['reals_in_ring'] == 2, v" || fail "down real still in the ring"
+out=$(client spread $VIP 90)
+echo "with r2 down: $out"
+echo "$out" | grep -q '"fails": 0' || fail "traffic not error-free with a real down: $out"
+echo "$out" | grep -q '"r2"' && fail "down real got traffic: $out"
+
+nginx_start 2 || fail "nginx restart"
+wait_health ${REALS[1]} up || fail "restarted real not marked up"
+out=$(client spread $VIP 90)
+echo "r2 back: $out"
+echo "$out" | grep -q '"r2"' || fail "healthy again real gets no traffic: $out"
+echo "$out" | grep -q '"fails": 0' || fail "errors after return: $out"
+grep -q "unhealthy: out of the ring" "$TOPO_TMP/xlbd.log" || fail "no health transition logged"
+echo PASS

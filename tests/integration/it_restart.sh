@@ -1,0 +1,65 @@
+#!/bin/bash
+# kill -9 xlbd in the middle of a stream of long-lived connections, start it
+# again: it adopts the pinned program and maps, no connection is reset or
+# moved, the desired state is identical, and it keeps serving changes.
+# Then SIGTERM: programs stay attached and pinned (hitless stop).
+# Usage: it_restart.sh XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ
+set -u
+XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
+T=xlbt-c7-rst
+TOPO_PIN_CPU=0
+source "$(dirname "$0")/topology.sh"
+topo_check
+TOPO_TMP=$(mktemp -d /tmp/$T.XXXXXX)
+trap 'xlbd_teardown; topo_down; rm -rf "$TOPO_TMP"' EXIT
+fail() { echo "FAIL: $*"; [ -f "$TOPO_TMP/xlbd.log" ] && tail -20 "$TOPO_TMP/xlbd.log"; exit 1; }
+
+topo_up "$DECAP" "$DECAP_OBJ" || fail "topology"
+xlbd_prepare || fail "bpffs"
+xlbd_start "$XLBD" "$LB_OBJ" || fail "xlbd start"
+lbctl vip add $VIP:80/tcp hc tcp hc-interval 200 hc-timeout 100 || fail "vip add"
+for r in "${REALS[@]}"; do
+	lbctl real add $VIP:80 "$r" weight 10 || fail "real add $r"
+done
+lbctl -j export > "$TOPO_TMP/before.json"
+prog_before=$(lbctl -j status | python3 -c 'import json,sys; print(json.load(sys.stdin)["dataplane"]["interfaces"][0]["prog_id"])')
+
+client hold $VIP 24 6 > "$TOPO_TMP/hold.json" &
+holder=$!
+sleep 1.5
+kill -9 $XLBD_PID
+wait $XLBD_PID 2>/dev/null
+XLBD_PID=
+sleep 1
+xlbd_start "$XLBD" "$LB_OBJ" || fail "xlbd restart"
+lbctl status | tee "$TOPO_TMP/status"
+grep -q "(adopted)" "$TOPO_TMP/status" || fail "restarted xlbd did not adopt the running program"
+lbctl -j export > "$TOPO_TMP/after.json"
+cmp -s "$TOPO_TMP/before.json" "$TOPO_TMP/after.json" || fail "state differs after restart"
+prog_after=$(lbctl -j status | python3 -c 'import json,sys; print(json.load(sys.stdin)["dataplane"]["interfaces"][0]["prog_id"])')
+[ "$prog_before" = "$prog_after" ] || fail "program replaced ($prog_before -> $prog_after)"
+# A change while the connections still run.
+lbctl real add $VIP:80 10.10.14.2 weight 1 state down || fail "change after restart"
+wait $holder || fail "holder"
+python3 - "$TOPO_TMP/hold.json" <<'PY' || fail "connections disturbed by the restart"
+import json, sys
+hold = json.load(open(sys.argv[1]))
+bad = [c for c in hold if c['errors'] or len(c['reals']) != 1]
+assert not bad, bad
+print(len(hold), 'connections kept their real across kill -9 and restart')
+PY
+lbctl real del $VIP:80 10.10.14.2 || fail "del"
+
+# SIGTERM leaves the dataplane running: traffic still flows with xlbd gone.
+xlbd_stop
+grep -q "programs stay attached" "$TOPO_TMP/xlbd.log" || fail "no clean stop"
+out=$(client spread $VIP 30)
+echo "with xlbd stopped: $out"
+echo "$out" | grep -q '"fails": 0' || fail "traffic broke after SIGTERM: $out"
+ls "$XLBD_PINS"/maps/xlb_conns >/dev/null || fail "maps not pinned after stop"
+# --cleanup removes program and pins.
+ip netns exec $T-lb "$XLBD" --cleanup -i l0 -s "$XLBD_SOCK" -d "$TOPO_TMP/state" \
+	--pin-root "$XLBD_PINS" -o "$LB_OBJ" -m 0 >> "$TOPO_TMP/xlbd.log" 2>&1 || fail "cleanup"
+[ -e "$XLBD_PINS/maps/xlb_conns" ] && fail "pins left after --cleanup"
+ip -n $T-lb link show l0 | grep -q "prog/xdp" && fail "program left attached after --cleanup"
+echo PASS

@@ -1,0 +1,50 @@
+#!/bin/bash
+# Pre-validation: xlbd runs xlb's verifier on balancer.bpf.o before the
+# kernel sees it.  With --verify enforce (the default) it refuses to attach
+# an object the verifier rejects, leaving the interface untouched; what the
+# verifier accepts is attached and `lbctl status` shows the verdict and the
+# stack depths.  `lbctl verify` gives the same verdict with exit code 0/4.
+# Usage: it_verify.sh XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ
+set -u
+XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
+T=xlbt-c7-vfy
+source "$(dirname "$0")/topology.sh"
+topo_check
+TOPO_TMP=$(mktemp -d /tmp/$T.XXXXXX)
+trap 'xlbd_teardown; topo_down; rm -rf "$TOPO_TMP"' EXIT
+fail() { echo "FAIL: $*"; [ -f "$TOPO_TMP/xlbd.log" ] && tail -20 "$TOPO_TMP/xlbd.log"; exit 1; }
+
+"$LBCTL" verify "$LB_OBJ"
+verdict=$?
+case $verdict in
+0) echo "xlb's verifier accepts $LB_OBJ" ;;
+4) echo "xlb's verifier rejects $LB_OBJ" ;;
+1) topo_skip "this build has no xlb verifier" ;;
+*) fail "lbctl verify exit code $verdict" ;;
+esac
+"$LBCTL" -j verify "$LB_OBJ" | python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+assert v["programs"] and all("stack_depth" in p for p in v["programs"]), v
+assert v["accepted"] == all(p["accepted"] for p in v["programs"]), v' || fail "verify JSON"
+# Junk is rejected, not crashed on.
+head -c 4096 /dev/urandom > "$TOPO_TMP/junk.o"
+"$LBCTL" verify "$TOPO_TMP/junk.o" >/dev/null 2>&1
+[ $? -eq 4 ] || fail "junk object not rejected with exit 4"
+
+topo_up "$DECAP" "$DECAP_OBJ" || fail "topology"
+xlbd_prepare || fail "bpffs"
+if [ $verdict = 4 ]; then
+	XLBD_VERIFY=enforce xlbd_start "$XLBD" "$LB_OBJ" 2>/dev/null && fail "xlbd attached a rejected object"
+	grep -q "xlb verifier rejected" "$TOPO_TMP/xlbd.log" || fail "no refusal message"
+	ip -n $T-lb link show l0 | grep -q "prog/xdp" && fail "interface touched after refusal"
+	# --verify warn (or off) overrides, loudly.
+	XLBD_VERIFY=warn xlbd_start "$XLBD" "$LB_OBJ" || fail "xlbd --verify warn"
+	grep -q "attaching anyway" "$TOPO_TMP/xlbd.log" || fail "no warning for the override"
+	lbctl -j status | grep -q '"result": *"rejected"' || fail "status hides the rejection"
+else
+	XLBD_VERIFY=enforce xlbd_start "$XLBD" "$LB_OBJ" || fail "xlbd refused an accepted object"
+	lbctl -j status | grep -q '"result": *"accepted"' || fail "status does not show acceptance"
+fi
+lbctl status
+echo PASS

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+/*
+ * run_cases.c - run verifier cases through xbpf_verify() and, with
+ * --kernel, through this machine's kernel (BPF_PROG_LOAD), comparing
+ * verdicts.
+ *
+ *   run_cases [--kernel] [--file CASES.txt] [-v] [NAME-SUBSTRING]
+ *
+ * Without --file the built-in corpus (cases.c) runs.  A case file has one
+ * case per line, tab-separated:
+ *   name  type  accept|reject  errstr  kernel_errstr  maps  insns
+ * errstr/kernel_errstr/maps may be "-"; maps is "type:key:value:max,...";
+ * insns is "code:dst:src:off:imm ..." with code in hex.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vcase.h"
+#include "xbpf_verifier.h"
+
+#ifdef WITH_KERNEL
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+#include <unistd.h>
+#endif
+
+#define LOG_SIZE (1 << 20)
+
+static char our_log[LOG_SIZE];
+static bool verbose;
+
+static size_t insn_count(const struct vcase *c)
+{
+	size_t n = c->insn_cnt;
+
+	if (n)
+		return n;
+	for (size_t i = 0; i < VCASE_MAX_INSNS; i++) {
+		const struct xbpf_insn *in = &c->insns[i];
+
+		if (in->code || in->dst_reg || in->src_reg || in->off || in->imm)
+			n = i + 1;
+	}
+	return n;
+}
+
+/* 1 accepted, 0 rejected, <0 could not run. */
+static int run_ours(const struct vcase *c, struct xbpf_verify_info *info)
+{
+	struct xbpf_verify_opts opts = { .sz = sizeof(opts), .log_level = 0, .log_buf = our_log,
+					 .log_size = sizeof(our_log) };
+	struct xbpf_object *obj;
+	struct xbpf_prog *prog;
+	int err;
+
+	obj = xbpf_object__open_raw(c->insns, insn_count(c), c->type, c->maps, c->map_cnt, NULL);
+	if (!obj) {
+		snprintf(our_log, sizeof(our_log), "open_raw failed: %s\n", strerror(errno));
+		return -errno;
+	}
+	prog = xbpf_object__next_prog(obj, NULL);
+	err = xbpf_verify(prog, &opts, info);
+	xbpf_object__close(obj);
+	if (err && err != -EACCES && err != -EINVAL && err != -E2BIG && err != -EFAULT &&
+	    err != -EBADF)
+		return err;
+	return err == 0;
+}
+
+#ifdef WITH_KERNEL
+static char kern_log[LOG_SIZE];
+
+static int kernel_prog_type(enum xbpf_prog_type t)
+{
+	switch (t) {
+	case XBPF_PROG_SOCKET_FILTER: return BPF_PROG_TYPE_SOCKET_FILTER;
+	case XBPF_PROG_SCHED_CLS: return BPF_PROG_TYPE_SCHED_CLS;
+	case XBPF_PROG_SCHED_ACT: return BPF_PROG_TYPE_SCHED_ACT;
+	case XBPF_PROG_XDP: return BPF_PROG_TYPE_XDP;
+	case XBPF_PROG_TRACEPOINT: return BPF_PROG_TYPE_TRACEPOINT;
+	default: return -1;
+	}
+}
+
+/* 1 accepted, 0 rejected, <0 could not run. */
+static int run_kernel(const struct vcase *c)
+{
+	struct bpf_insn insns[VCASE_MAX_INSNS];
+	int fds[VCASE_MAX_MAPS], fd, ret, ptype = kernel_prog_type(c->type);
+	size_t n = insn_count(c);
+
+	if (ptype < 0)
+		return -EOPNOTSUPP;
+	for (size_t m = 0; m < c->map_cnt; m++) {
+		fds[m] = bpf_map_create((enum bpf_map_type)c->maps[m].type, NULL, c->maps[m].key_size,
+					c->maps[m].value_size, c->maps[m].max_entries, NULL);
+		if (fds[m] < 0) {
+			ret = -errno;
+			while (m--)
+				close(fds[m]);
+			return ret;
+		}
+	}
+	memcpy(insns, c->insns, n * sizeof(insns[0]));
+	for (size_t i = 0; i < n; i++)
+		if (insns[i].code == (BPF_LD | BPF_DW | BPF_IMM) &&
+		    (insns[i].src_reg == BPF_PSEUDO_MAP_FD || insns[i].src_reg == BPF_PSEUDO_MAP_VALUE) &&
+		    insns[i].imm >= 0 && (size_t)insns[i].imm < c->map_cnt)
+			insns[i].imm = fds[insns[i].imm];
+	{
+		LIBBPF_OPTS(bpf_prog_load_opts, o, .log_buf = kern_log, .log_size = sizeof(kern_log),
+			    .log_level = 1);
+		kern_log[0] = '\0';
+		fd = bpf_prog_load(ptype, "xlbt_v3", "GPL", insns, n, &o);
+	}
+	ret = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	else if (errno != EACCES && errno != EINVAL && errno != E2BIG && errno != EFAULT &&
+		 errno != ENOSPC && errno != EBADF && errno != 524 /* ENOTSUPP */)
+		ret = -errno;
+	for (size_t m = 0; m < c->map_cnt; m++)
+		close(fds[m]);
+	return ret;
+}
+#endif
+
+/* ---- case files -------------------------------------------------------- */
+
+static char *dup_field(const char *s)
+{
+	return strcmp(s, "-") ? strdup(s) : NULL;
+}
+
+static int parse_line(char *line, struct vcase *c)
+{
+	char *f[7], *save = NULL, *tok;
+	int n = 0;
+
+	memset(c, 0, sizeof(*c));
+	for (tok = strtok_r(line, "\t\n", &save); tok && n < 7; tok = strtok_r(NULL, "\t\n", &save))
+		f[n++] = tok;
+	if (n != 7)
+		return -EINVAL;
+	c->name = strdup(f[0]);
+	if (xbpf_prog_type_from_name(f[1], &c->type))
+		return -EINVAL;
+	c->result = !strcmp(f[2], "accept") ? VCASE_ACCEPT : VCASE_REJECT;
+	c->errstr = dup_field(f[3]);
+	c->kernel_errstr = dup_field(f[4]);
+	if (strcmp(f[5], "-")) {
+		char *ms = NULL, *m;
+
+		for (m = strtok_r(f[5], ",", &ms); m && c->map_cnt < VCASE_MAX_MAPS;
+		     m = strtok_r(NULL, ",", &ms)) {
+			struct xbpf_map_spec *sp = &c->maps[c->map_cnt];
+			unsigned t, k, v, me;
+
+			if (sscanf(m, "%u:%u:%u:%u", &t, &k, &v, &me) != 4)
+				return -EINVAL;
+			snprintf(sp->name, sizeof(sp->name), "map%zu", c->map_cnt);
+			sp->type = t;
+			sp->key_size = k;
+			sp->value_size = v;
+			sp->max_entries = me;
+			c->map_cnt++;
+		}
+	}
+	{
+		char *is = NULL, *in;
+
+		for (in = strtok_r(f[6], " ", &is); in; in = strtok_r(NULL, " ", &is)) {
+			unsigned code, d, s;
+			int off, imm;
+
+			if (c->insn_cnt >= VCASE_MAX_INSNS ||
+			    sscanf(in, "%x:%u:%u:%d:%d", &code, &d, &s, &off, &imm) != 5)
+				return -EINVAL;
+			c->insns[c->insn_cnt++] = (struct xbpf_insn){ .code = code, .dst_reg = d, .src_reg = s,
+								      .off = off, .imm = imm };
+		}
+	}
+	return c->insn_cnt ? 0 : -EINVAL;
+}
+
+static int load_file(const char *path, struct vcase **ret, size_t *ret_cnt)
+{
+	FILE *fp = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0, cnt = 0, alloc = 0;
+	struct vcase *cases = NULL;
+
+	if (!fp)
+		return -errno;
+	while (getline(&line, &cap, fp) > 0) {
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (cnt == alloc) {
+			alloc = alloc ? alloc * 2 : 64;
+			cases = realloc(cases, alloc * sizeof(*cases));
+			if (!cases)
+				return -ENOMEM;
+		}
+		if (parse_line(line, &cases[cnt])) {
+			fprintf(stderr, "bad case line: %s\n", line);
+			return -EINVAL;
+		}
+		cnt++;
+	}
+	free(line);
+	fclose(fp);
+	*ret = cases;
+	*ret_cnt = cnt;
+	return 0;
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+	const struct vcase *cases = vcases;
+	size_t cnt = vcase_cnt, failed = 0, diffs = 0, run = 0, kskips = 0;
+	const char *file = NULL, *filter = NULL;
+	bool kernel = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--kernel"))
+			kernel = true;
+		else if (!strcmp(argv[i], "--file") && i + 1 < argc)
+			file = argv[++i];
+		else if (!strcmp(argv[i], "-v"))
+			verbose = true;
+		else
+			filter = argv[i];
+	}
+#ifndef WITH_KERNEL
+	if (kernel) {
+		printf("SKIP: built without libbpf, no kernel comparison\n");
+		return 77;
+	}
+#else
+	if (kernel) {
+		int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
+
+		if (fd < 0) {
+			printf("SKIP: kernel refuses BPF here (%s)\n", strerror(errno));
+			return 77;
+		}
+		close(fd);
+	}
+#endif
+	if (file) {
+		struct vcase *fc = NULL;
+		int err = load_file(file, &fc, &cnt);
+
+		if (err) {
+			fprintf(stderr, "cannot load %s: %s\n", file, strerror(-err));
+			return 1;
+		}
+		cases = fc;
+	}
+	for (size_t i = 0; i < cnt; i++) {
+		const struct vcase *c = &cases[i];
+		struct xbpf_verify_info info;
+		bool expect_ok = c->result == VCASE_ACCEPT;
+		int ours;
+
+		if (filter && !strstr(c->name, filter))
+			continue;
+		run++;
+		ours = run_ours(c, &info);
+		if (ours < 0) {
+			printf("FAIL %s: could not verify (%s)\n", c->name, strerror(-ours));
+			failed++;
+			continue;
+		}
+		if (!kernel) {
+			bool ok = (ours == 1) == expect_ok;
+
+			if (ok && !expect_ok && c->errstr && !strstr(our_log, c->errstr)) {
+				printf("FAIL %s: rejected as expected but log lacks \"%s\":\n%s", c->name,
+				       c->errstr, our_log);
+				failed++;
+			} else if (!ok) {
+				printf("FAIL %s: expected %s, got %s%s%s\n%s", c->name,
+				       expect_ok ? "accept" : "reject", ours ? "accept" : "reject",
+				       ours ? "" : ": ", ours ? "" : info.err_msg, our_log);
+				failed++;
+			} else if (verbose) {
+				printf("ok   %s (%u insns processed)%s%s\n", c->name, info.insn_processed,
+				       ours ? "" : ": ", ours ? "" : info.err_msg);
+			}
+			continue;
+		}
+#ifdef WITH_KERNEL
+		{
+			int kern;
+
+			if (c->kernel_skip) {
+				printf("skip %s: %s\n", c->name, c->kernel_skip);
+				kskips++;
+				continue;
+			}
+			kern = run_kernel(c);
+			if (kern < 0) {
+				printf("FAIL %s: kernel load could not run (%s)\n", c->name, strerror(-kern));
+				failed++;
+				continue;
+			}
+			if (kern != ours) {
+				printf("DIFF %s: kernel %s, xbpf %s%s%s\n  kernel log tail: %.300s\n", c->name,
+				       kern ? "accepts" : "rejects", ours ? "accepts" : "rejects",
+				       ours ? "" : ": ", ours ? "" : info.err_msg,
+				       strlen(kern_log) > 300 ? kern_log + strlen(kern_log) - 300 : kern_log);
+				diffs++;
+			} else if (!kern && (c->kernel_errstr || c->errstr) &&
+				   !strstr(kern_log, c->kernel_errstr ? c->kernel_errstr : c->errstr)) {
+				printf("FAIL %s: kernel rejects too, but its log lacks \"%s\":\n%.600s\n",
+				       c->name, c->kernel_errstr ? c->kernel_errstr : c->errstr,
+				       strlen(kern_log) > 600 ? kern_log + strlen(kern_log) - 600 : kern_log);
+				failed++;
+			} else if (verbose) {
+				printf("same %s: both %s%s%s\n", c->name, ours ? "accept" : "reject",
+				       ours ? "" : "; xbpf: ", ours ? "" : info.err_msg);
+			}
+		}
+#endif
+	}
+	printf("%zu cases, %zu failed, %zu verdict differences vs kernel, %zu not loadable in kernel\n",
+	       run, failed, diffs, kskips);
+	return failed || diffs ? 1 : 0;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vcase.h - one verifier test case: a raw program, its type and maps, and
+ * the verdict expected from our verifier and from the kernel.
+ */
+#ifndef XLB_TEST_VCASE_H
+#define XLB_TEST_VCASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "xbpf.h"
+
+#define VCASE_MAX_INSNS 512
+#define VCASE_MAX_MAPS 4
+
+enum vcase_result {
+	VCASE_ACCEPT = 1,
+	VCASE_REJECT = 2,
+};
+
+struct vcase {
+	const char *name;
+	enum xbpf_prog_type type;
+	struct xbpf_insn insns[VCASE_MAX_INSNS];
+	size_t insn_cnt; /* 0: up to the last non-zero insn */
+	struct xbpf_map_spec maps[VCASE_MAX_MAPS];
+	size_t map_cnt;
+	enum vcase_result result;
+	const char *errstr; /* substring of our message (and of the kernel log) */
+	/* Substring expected in the kernel's log instead of errstr, when its wording differs. */
+	const char *kernel_errstr;
+	/* Kernel cannot load this case the same way (e.g. needs our map index semantics). */
+	const char *kernel_skip;
+};
+
+/* The built-in corpus (cases.c). */
+extern const struct vcase vcases[];
+extern const size_t vcase_cnt;
+
+#endif /* XLB_TEST_VCASE_H */

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/*
+ * verify_objs.c - every program of the given BPF objects must pass
+ * xbpf_verify(); with --kernel, also loaded by libbpf into this machine's
+ * kernel, whose verdict must agree.  Prints processed instructions and
+ * stack depths side by side with the kernel's (from its stats log).
+ *
+ *   verify_objs [--kernel] [--build-seeds SCRIPT SEEDS_DIR WORKDIR]
+ *               [--known-gap OBJNAME:MESSAGE]... OBJ...
+ *
+ * --build-seeds first runs the seeds' build script (tests/seeds) so the
+ * seeds' LB programs are verified too; its exit 77 (no seeds) only drops
+ * them.  --known-gap names a rejection that is not the verifier's to fix
+ * (a helper the runtime core does not provide): it is printed as such and
+ * does not fail the run; any other rejection does.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "xbpf_verifier.h"
+
+#ifdef WITH_KERNEL
+#include <bpf/libbpf.h>
+#endif
+
+#define LOG_SIZE (16 << 20)
+
+static char *logbuf;
+
+#ifdef WITH_KERNEL
+static int kernel_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+/* Kernel's verdict and figures for program `name` of obj_path. */
+static int kernel_verify(const char *obj_path, const char *name, unsigned *ret_insns, char *depth,
+			 size_t depth_len)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .kernel_log_buf = logbuf, .kernel_log_size = LOG_SIZE,
+		    .kernel_log_level = 1 | 4);
+	struct bpf_object *obj;
+	struct bpf_program *p;
+	const char *s;
+	int err;
+
+	logbuf[0] = '\0';
+	obj = bpf_object__open_file(obj_path, &oo);
+	if (!obj)
+		return -errno;
+	bpf_object__for_each_program(p, obj)
+		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), name));
+	err = bpf_object__load(obj);
+	s = strstr(logbuf, "processed ");
+	*ret_insns = s ? (unsigned)strtoul(s + 10, NULL, 10) : 0;
+	s = strstr(logbuf, "stack depth ");
+	depth[0] = '\0';
+	if (s)
+		sscanf(s + 12, "%63[0-9+]", depth);
+	(void)depth_len;
+	bpf_object__close(obj);
+	return err;
+}
+#endif
+
+static int build_seeds(const char *script, const char *seeds, const char *workdir)
+{
+	char cmd[4096];
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "python3 '%s' '%s' '%s'", script, seeds, workdir);
+	st = system(cmd);
+	if (st == -1 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+int main(int argc, char **argv)
+{
+	bool kernel = false;
+	int failed = 0, progs = 0;
+	char seed_objs[2][4096];
+	const char *objs[64], *gaps[16];
+	int nobj = 0, ngaps = 0, known = 0;
+
+	logbuf = malloc(LOG_SIZE);
+	if (!logbuf)
+		return 1;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--kernel")) {
+			kernel = true;
+		} else if (!strcmp(argv[i], "--build-seeds") && i + 3 < argc) {
+			int rc = build_seeds(argv[i + 1], argv[i + 2], argv[i + 3]);
+
+			if (rc == 0) {
+				snprintf(seed_objs[0], sizeof(seed_objs[0]), "%s/test_l4lb_noinline.o", argv[i + 3]);
+				snprintf(seed_objs[1], sizeof(seed_objs[1]), "%s/test_xdp_noinline.o", argv[i + 3]);
+				objs[nobj++] = seed_objs[0];
+				objs[nobj++] = seed_objs[1];
+			} else if (rc == 77) {
+				printf("note: seeds absent, their LB programs are not verified\n");
+			} else {
+				printf("FAIL: building the seeds' programs failed (%d)\n", rc);
+				failed++;
+			}
+			i += 3;
+		} else if (!strcmp(argv[i], "--known-gap") && i + 1 < argc) {
+			if (ngaps < 16)
+				gaps[ngaps++] = argv[i + 1];
+			i++;
+		} else if (nobj < 64) {
+			objs[nobj++] = argv[i];
+		}
+	}
+#ifndef WITH_KERNEL
+	if (kernel) {
+		printf("SKIP: built without libbpf\n");
+		return 77;
+	}
+#else
+	libbpf_set_print(kernel_print);
+#endif
+	if (!nobj) {
+		printf("SKIP: no objects to verify\n");
+		return 77;
+	}
+	printf("%-28s %-24s %10s %-16s %10s %-16s\n", "object", "program", "xbpf insns", "xbpf stack",
+	       kernel ? "kern insns" : "", kernel ? "kern stack" : "");
+	for (int o = 0; o < nobj; o++) {
+		struct xbpf_object *obj = xbpf_object__open_file(objs[o], NULL);
+		struct xbpf_prog *prog = NULL;
+		const char *base = strrchr(objs[o], '/') ? strrchr(objs[o], '/') + 1 : objs[o];
+
+		if (!obj) {
+			printf("FAIL %s: cannot open (%s)\n", objs[o], strerror(errno));
+			failed++;
+			continue;
+		}
+		while ((prog = xbpf_object__next_prog(obj, prog))) {
+			struct xbpf_verify_opts opts = { .sz = sizeof(opts), .log_level = 0,
+							 .log_buf = logbuf, .log_size = LOG_SIZE };
+			struct xbpf_verify_info info;
+			char depth[256] = "", *d = depth, key[512];
+			int err = xbpf_verify(prog, &opts, &info);
+			bool gap = false;
+
+			progs++;
+			for (uint32_t f = 0; f < info.func_cnt && d < depth + sizeof(depth) - 8; f++)
+				d += sprintf(d, "%s%u", f ? "+" : "", info.stack_depth[f]);
+			snprintf(key, sizeof(key), "%s:%s", base, info.err_msg);
+			for (int g = 0; err && g < ngaps && !gap; g++)
+				gap = !strncmp(key, gaps[g], strlen(gaps[g]));
+			printf("%-28s %-24s %10u %-16s", base, xbpf_prog__name(prog), info.insn_processed,
+			       depth);
+#ifdef WITH_KERNEL
+			if (kernel) {
+				unsigned kinsns = 0;
+				char kdepth[64];
+				int kerr = kernel_verify(objs[o], xbpf_prog__name(prog), &kinsns, kdepth,
+							 sizeof(kdepth));
+
+				printf(" %10u %-16s", kinsns, kdepth);
+				if (!kerr != !err && !gap) {
+					printf("\nDIFF: kernel %s (%d), xbpf %s", kerr ? "rejects" : "accepts",
+					       kerr, err ? "rejects" : "accepts");
+					failed++;
+				}
+			}
+#endif
+			printf("\n");
+			if (err && gap) {
+				printf("KNOWN GAP: xbpf rejects %s/%s: %s %s\n", base, xbpf_prog__name(prog),
+				       info.err_msg, info.err_line);
+				known++;
+			} else if (err) {
+				printf("FAIL: xbpf rejects %s/%s: insn %d: %s %s\n%s\n", base,
+				       xbpf_prog__name(prog), info.err_insn, info.err_msg, info.err_line,
+				       strlen(logbuf) > 3000 ? logbuf + strlen(logbuf) - 3000 : logbuf);
+				failed++;
+			}
+		}
+		xbpf_object__close(obj);
+	}
+	printf("%d programs, %d failures, %d known gaps\n", progs, failed, known);
+	free(logbuf);
+	return failed ? 1 : 0;
+}
