@@ -443,7 +443,14 @@ static int check_ldx(struct xv_env *env, const struct xbpf_insn *insn)
 
 	err = check_reg_arg(env, insn->src_reg, SRC_OP);
 	err = err ?: check_reg_arg(env, insn->dst_reg, DST_OP_NO_MARK);
-	err = err ?: check_mem_access(env, insn->src_reg, insn->off, size, false, insn->dst_reg, false);
+	if (err)
+		return err;
+	err = check_mem_access(env, insn->src_reg, insn->off, size, false, insn->dst_reg, false);
+	if (!err && XBPF_MODE(insn->code) == XBPF_MEMSX && regs[insn->dst_reg].type != SCALAR_VALUE) {
+		/* A pointer field of the context cannot be sign-extended. */
+		xv_err(env, "invalid bpf_context access off=%d size=%d\n", insn->off, size);
+		return -EACCES;
+	}
 	if (err)
 		return err;
 	if (XBPF_MODE(insn->code) == XBPF_MEMSX && regs[insn->dst_reg].type == SCALAR_VALUE) {
