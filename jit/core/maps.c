@@ -83,8 +83,13 @@ static bool is_percpu(enum xbpf_map_type type)
 
 /* Largest value the kernel accepts for per-CPU maps (PCPU_MIN_UNIT_SIZE). */
 #define XBPF_PERCPU_VALUE_MAX 32768
-/* Refuse maps whose storage would exceed this: a typo, not a real map. */
+/*
+ * Refuse maps whose storage would exceed this: a typo, not a real map.
+ * Fuzz builds lower it: ASan's calloc() zeroes big blocks eagerly.
+ */
+#ifndef XBPF_MAP_MEM_MAX
 #define XBPF_MAP_MEM_MAX (1ull << 32)
+#endif
 
 /* Kernel-style checks of a spec; -EINVAL or -E2BIG. */
 static int check_spec(const struct xbpf_map_spec *spec, int nr_cpus)
