@@ -524,9 +524,9 @@ int xv_scalar_alu(struct xv_env *env, struct xv_reg *dst, const struct xv_reg *s
 	case XBPF_RSH:
 	case XBPF_ARSH:
 		if (!src_known || s.var_off.value >= width) {
-			/* Unknown or oversized shift amounts: anything. */
+			/* Like the kernel: anything, all 64 bits (not even zero-extended). */
 			xv_mark_unknown(dst);
-			break;
+			return 0;
 		}
 		scalar_shift(dst, s.var_off.value, op, alu32);
 		break;
@@ -535,9 +535,9 @@ int xv_scalar_alu(struct xv_env *env, struct xv_reg *dst, const struct xv_reg *s
 		mark_unbounded(dst);
 		break;
 	default:
-		/* div, mod, bswap: not tracked. */
+		/* div, mod: not tracked, and like the kernel not zero-extended either. */
 		xv_mark_unknown(dst);
-		break;
+		return 0;
 	}
 	dst->type = SCALAR_VALUE;
 	xv_reg_bounds_sync(dst);
@@ -625,11 +625,10 @@ int xv_is_branch_taken(const struct xv_reg *reg, const struct xv_reg *val, uint8
 		return r < 0 ? r : !r;
 	}
 	case XBPF_JSET:
-		if (!tnum_is_const(b.t))
-			return -1;
+		/* value bits are known ones, value|mask the possible ones */
 		if (a.t.value & b.t.value)
 			return 1;
-		if (!((a.t.value | a.t.mask) & b.t.value))
+		if (!((a.t.value | a.t.mask) & (b.t.value | b.t.mask)))
 			return 0;
 		return -1;
 	case XBPF_JGT:

@@ -546,15 +546,14 @@ static int adjust_ptr_alu(struct xv_env *env, const struct xbpf_insn *insn, stru
 	if (XBPF_CLASS(insn->code) != XBPF_ALU64) {
 		/* Privileged: a 32-bit difference of pointers is a plain number. */
 		if (op == XBPF_SUB) {
-			xv_mark_unknown(dst);
-			xv_coerce_reg_to_size(dst, 4);
+			xv_mark_unknown(dst); /* all 64 bits unknown, as in the kernel */
 			dst->written = true;
 			return 0;
 		}
 		xv_err(env, "R%d 32-bit pointer arithmetic prohibited\n", insn->dst_reg);
 		return -EACCES;
 	}
-	if (ptr->type == PTR_TO_MAP_VALUE_OR_NULL) {
+	if (ptr->type == PTR_TO_MAP_VALUE_OR_NULL || ptr->type == CONST_PTR_TO_MAP_OR_NULL) {
 		xv_err(env, "R%d pointer arithmetic on %s prohibited, null-check it first\n",
 		       insn->dst_reg, tstr);
 		return -EACCES;
@@ -584,6 +583,15 @@ static int adjust_ptr_alu(struct xv_env *env, const struct xbpf_insn *insn, stru
 	}
 	if (known && (val >= MAX_VAR_OFF || val <= -MAX_VAR_OFF)) {
 		xv_err(env, "math between %s pointer and %" PRId64 " is not allowed\n", tstr, val);
+		return -EACCES;
+	}
+	if (!known && off_reg->smin_value <= -MAX_VAR_OFF) {
+		xv_err(env, "value %" PRId64 " makes %s pointer be out of bounds\n", off_reg->smin_value,
+		       tstr);
+		return -EACCES;
+	}
+	if (op == XBPF_SUB && ptr->type == PTR_TO_STACK) {
+		xv_err(env, "R%d subtraction from stack pointer prohibited\n", insn->dst_reg);
 		return -EACCES;
 	}
 	if (known) {
@@ -728,7 +736,12 @@ static int check_alu(struct xv_env *env, const struct xbpf_insn *insn)
 		return -EINVAL;
 	}
 	if (is_pointer(dst) && is_pointer(src)) {
-		/* Privileged: pointer op pointer is a plain number. */
+		/* Privileged: the difference of two pointers is a plain number. */
+		if (op != XBPF_SUB) {
+			xv_err(env, "R%d pointer %s pointer prohibited\n", insn->dst_reg, op_name(op));
+			return -EACCES;
+		}
+		/* Like the kernel, not even zero-extended for 32-bit ops. */
 		xv_mark_unknown(dst);
 		dst->written = true;
 		return 0;
@@ -925,7 +938,8 @@ static void mark_null_one(struct xv_env *env, struct xv_reg *reg, void *priv)
 {
 	struct null_mark *m = priv;
 
-	if (reg->type != PTR_TO_MAP_VALUE_OR_NULL || reg->id != m->id)
+	if ((reg->type != PTR_TO_MAP_VALUE_OR_NULL && reg->type != CONST_PTR_TO_MAP_OR_NULL) ||
+	    reg->id != m->id)
 		return;
 	if (m->is_null) {
 		bool w = reg->written;
@@ -933,7 +947,7 @@ static void mark_null_one(struct xv_env *env, struct xv_reg *reg, void *priv)
 		xv_mark_known(reg, 0);
 		reg->written = w;
 	} else {
-		reg->type = PTR_TO_MAP_VALUE;
+		reg->type = reg->type == CONST_PTR_TO_MAP_OR_NULL ? CONST_PTR_TO_MAP : PTR_TO_MAP_VALUE;
 		reg->id = 0;
 	}
 }
@@ -1122,7 +1136,8 @@ static int check_cond_jmp(struct xv_env *env, const struct xbpf_insn *insn, int 
 			sync_linked_regs(env, env->cur, src);
 		}
 	} else if (!is32 && (op == XBPF_JEQ || op == XBPF_JNE) && xv_reg_is_const(src) &&
-		   src->var_off.value == 0 && dst->type == PTR_TO_MAP_VALUE_OR_NULL) {
+		   src->var_off.value == 0 &&
+		   (dst->type == PTR_TO_MAP_VALUE_OR_NULL || dst->type == CONST_PTR_TO_MAP_OR_NULL)) {
 		uint32_t id = dst->id;
 
 		/* JEQ: taken side is null.  JNE: fall-through side is null. */
@@ -1275,6 +1290,10 @@ static int check_helper_mem(struct xv_env *env, int regno, int size, bool write,
 
 	if (size == 0 && zero_ok)
 		return 0;
+	if (size == 0) {
+		xv_err(env, "invalid zero-sized read\n");
+		return -EACCES;
+	}
 	switch (reg->type) {
 	case PTR_TO_PACKET:
 	case PTR_TO_PACKET_META:
@@ -1323,6 +1342,51 @@ static int check_helper_mem(struct xv_env *env, int regno, int size, bool write,
 		       xv_reg_type_str(reg->type));
 		return -EACCES;
 	}
+}
+
+#define H_MAP_LOOKUP 1
+#define H_PERF_EVENT_OUTPUT 25
+#define H_REDIRECT_MAP 51
+#define H_RINGBUF_OUTPUT 130
+
+/* The kernel's check_map_func_compatibility(), for the map types we have. */
+static int check_map_func_compat(struct xv_env *env, const struct xbpf_map_spec *map,
+				 const struct xbpf_helper_proto *p)
+{
+	bool ok = true;
+
+	switch (map->type) {
+	case XBPF_MAP_RINGBUF:
+		ok = p->id == H_RINGBUF_OUTPUT;
+		break;
+	case XBPF_MAP_DEVMAP:
+		ok = p->id == H_REDIRECT_MAP || p->id == H_MAP_LOOKUP;
+		break;
+	case XBPF_MAP_ARRAY_OF_MAPS:
+	case XBPF_MAP_HASH_OF_MAPS:
+		ok = p->id == H_MAP_LOOKUP;
+		break;
+	default:
+		break;
+	}
+	switch (p->id) {
+	case H_REDIRECT_MAP:
+		ok = ok && map->type == XBPF_MAP_DEVMAP;
+		break;
+	case H_RINGBUF_OUTPUT:
+		ok = ok && map->type == XBPF_MAP_RINGBUF;
+		break;
+	case H_PERF_EVENT_OUTPUT:
+		ok = false; /* needs a perf event array, which the runtime does not have */
+		break;
+	default:
+		break;
+	}
+	if (!ok) {
+		xv_err(env, "cannot pass map_type %u into func bpf_%s#%d\n", map->type, p->name, p->id);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
@@ -1427,6 +1491,11 @@ static int check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 			break;
 		}
 	}
+	if (map) {
+		err = check_map_func_compat(env, map, p);
+		if (err)
+			return err;
+	}
 	if (p->changes_pkt_data)
 		clear_all_pkt_pointers(env);
 	clobber_caller_saved(env);
@@ -1439,8 +1508,15 @@ static int check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 			xv_err(env, "kernel subsystem misconfigured verifier\n");
 			return -EINVAL;
 		}
-		mark_ptr(&regs[0], PTR_TO_MAP_VALUE_OR_NULL);
-		regs[0].map = map;
+		if ((map->type == XBPF_MAP_ARRAY_OF_MAPS || map->type == XBPF_MAP_HASH_OF_MAPS) &&
+		    map->inner) {
+			/* The value of a map of maps is a map: usable after a null check. */
+			mark_ptr(&regs[0], CONST_PTR_TO_MAP_OR_NULL);
+			regs[0].map = map->inner;
+		} else {
+			mark_ptr(&regs[0], PTR_TO_MAP_VALUE_OR_NULL);
+			regs[0].map = map;
+		}
 		regs[0].map_idx = map_idx;
 		regs[0].id = ++env->id_gen;
 		break;

@@ -14,6 +14,7 @@
 #define XDP_DATA 0
 #define XDP_DATA_END 4
 #define XDP_DATA_META 8
+#define XDP_EGRESS_IFINDEX 20 /* devmap programs only */
 #define XDP_MD_SIZE 24
 
 /* struct __sk_buff */
@@ -41,7 +42,8 @@
 #define SKB_HWTSTAMP 184
 #define SKB_SIZE 192
 
-#define TRACEPOINT_CTX_MAX 2048
+/* PERF_MAX_TRACE_SIZE; the first 8 bytes (common fields pointer) are hidden. */
+#define TRACEPOINT_CTX_MAX 8192
 
 static bool in(int off, int start, int end)
 {
@@ -52,7 +54,7 @@ static bool xdp_access(int off, int size, bool write, enum xv_reg_type *t)
 {
 	if (write)
 		return false;
-	if (off < 0 || off >= XDP_MD_SIZE || off % size || size != 4)
+	if (off < 0 || off >= XDP_MD_SIZE || off % size || size != 4 || off == XDP_EGRESS_IFINDEX)
 		return false;
 	if (off == XDP_DATA)
 		*t = PTR_TO_PACKET;
@@ -80,7 +82,7 @@ static bool skb_access(int off, int size, bool write)
 	if (in(off, SKB_TSTAMP, SKB_TSTAMP + 8))
 		return size == 8;
 	if (in(off, SKB_SK, SKB_SK + 8))
-		return false; /* a socket pointer: not modelled, refused */
+		return !write && size == 8; /* a socket pointer, loaded as a plain number */
 	if (in(off, SKB_TSTAMP_TYPE, SKB_HWTSTAMP))
 		return false;
 	/* Plain u32 fields: full-width writes, narrow power-of-two reads. */
@@ -154,7 +156,11 @@ int xv_check_ctx_access(struct xv_env *env, int off, int size, bool write, enum 
 		ok = socket_filter_access(off, size, write);
 		break;
 	case XBPF_PROG_TRACEPOINT:
-		ok = !write && off >= 0 && off < TRACEPOINT_CTX_MAX && !(off % size);
+		/*
+		 * The kernel compares off with sizeof(void *) as unsigned, so
+		 * small negative offsets pass that test; do as it does.
+		 */
+		ok = !write && (unsigned int)off >= 8 && off < TRACEPOINT_CTX_MAX && !(off % size);
 		break;
 	default:
 		ok = false;

@@ -183,6 +183,7 @@ static bool regsafe(const struct xv_reg *old, const struct xv_reg *cur, struct i
 		return old->map == cur->map && old->off == cur->off && range_within(old, cur) &&
 		       tnum_in(old->var_off, cur->var_off);
 	case PTR_TO_MAP_VALUE_OR_NULL:
+	case CONST_PTR_TO_MAP_OR_NULL:
 		return old->map == cur->map && old->off == cur->off && range_within(old, cur) &&
 		       tnum_in(old->var_off, cur->var_off) && check_ids(m, old->id, cur->id);
 	case PTR_TO_PACKET:
@@ -288,6 +289,7 @@ const char *xv_reg_type_str(enum xv_reg_type t)
 	case CONST_PTR_TO_MAP: return "map_ptr";
 	case PTR_TO_MAP_VALUE: return "map_value";
 	case PTR_TO_MAP_VALUE_OR_NULL: return "map_value_or_null";
+	case CONST_PTR_TO_MAP_OR_NULL: return "map_ptr_or_null";
 	case PTR_TO_STACK: return "fp";
 	case PTR_TO_PACKET_META: return "pkt_meta";
 	case PTR_TO_PACKET: return "pkt";
@@ -383,6 +385,7 @@ void xv_print_reg(struct xv_env *env, const struct xv_reg *r)
 		print_var(env, r, &sep);
 	} else {
 		if (r->map && (r->type == PTR_TO_MAP_VALUE || r->type == PTR_TO_MAP_VALUE_OR_NULL ||
+			       r->type == CONST_PTR_TO_MAP_OR_NULL ||
 			       r->type == CONST_PTR_TO_MAP)) {
 			if (r->map->name[0])
 				xv_log_printf(log, "map=%s,", r->map->name);

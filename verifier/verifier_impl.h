@@ -58,6 +58,7 @@ enum xv_reg_type {
 	PTR_TO_PACKET_META,
 	PTR_TO_PACKET,
 	PTR_TO_PACKET_END,
+	CONST_PTR_TO_MAP_OR_NULL, /* lookup in a map of maps */
 };
 
 struct xv_reg {

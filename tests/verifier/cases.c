@@ -10,6 +10,11 @@
 #include "vcase.h"
 
 #define HASH_8_8 { .name = "h", .type = XBPF_MAP_HASH, .key_size = 8, .value_size = 8, .max_entries = 16 }
+#define RINGBUF_4K { .name = "rb", .type = XBPF_MAP_RINGBUF, .max_entries = 4096 }
+#define DEVMAP_4 { .name = "dev", .type = XBPF_MAP_DEVMAP, .key_size = 4, .value_size = 4, .max_entries = 4 }
+static const struct xbpf_map_spec inner_array = {
+	.name = "inner", .type = XBPF_MAP_ARRAY, .key_size = 4, .value_size = 48, .max_entries = 4
+};
 #define ARRAY_1_48 { .name = "d", .type = XBPF_MAP_ARRAY, .key_size = 4, .value_size = 48, .max_entries = 1 }
 #define ARRAY_4_48 { .name = "a", .type = XBPF_MAP_ARRAY, .key_size = 4, .value_size = 48, .max_entries = 4 }
 #define R0 0
@@ -139,6 +144,12 @@ const struct vcase vcases[] = {
 	{ "alu: pointer minus pointer is a number", XBPF_PROG_XDP, {
 		XI_LDX(XBPF_W, R2, R1, XDP_MD_DATA), XI_LDX(XBPF_W, R3, R1, XDP_MD_DATA_END),
 		XI_ALU64_X(XBPF_SUB, R3, R2), XI_MOV64_X(R0, R3), XI_EXIT() }, ACCEPT },
+	{ "alu: pointer plus pointer", XBPF_PROG_XDP, {
+		XI_LDX(XBPF_W, R2, R1, XDP_MD_DATA), XI_MOV64_X(R3, R2), XI_ALU64_X(XBPF_ADD, R3, R2),
+		XI_MOV64_K(R0, 0), XI_EXIT() }, REJECT("R3 pointer += pointer prohibited") },
+	{ "alu: subtraction from the stack pointer", XBPF_PROG_XDP, {
+		XI_MOV64_X(R1, FP), XI_ALU64_K(XBPF_SUB, R1, 8), XI_ST(XBPF_DW, R1, 0, 0), XI_MOV64_K(R0, 0),
+		XI_EXIT() }, REJECT("R1 subtraction from stack pointer prohibited") },
 	{ "alu: arithmetic on pkt_end", XBPF_PROG_XDP, {
 		XI_LDX(XBPF_W, R3, R1, XDP_MD_DATA_END), XI_ALU64_K(XBPF_ADD, R3, 1), XI_MOV64_K(R0, 0),
 		XI_EXIT() }, REJECT("R3 pointer arithmetic on pkt_end prohibited") },
@@ -177,6 +188,10 @@ const struct vcase vcases[] = {
 		REJECT("dereference of modified ctx ptr R1 off=4 disallowed") },
 	{ "ctx: tracepoint reads, aligned", XBPF_PROG_TRACEPOINT, {
 		XI_LDX(XBPF_DW, R0, R1, 16), XI_EXIT() }, ACCEPT },
+	{ "ctx: tracepoint hides its first 8 bytes", XBPF_PROG_TRACEPOINT, {
+		XI_LDX(XBPF_W, R0, R1, 4), XI_EXIT() }, REJECT("invalid bpf_context access off=4 size=4") },
+	{ "ctx: xdp egress_ifindex is for devmap programs", XBPF_PROG_XDP, {
+		XI_LDX(XBPF_W, R0, R1, 20), XI_EXIT() }, REJECT("invalid bpf_context access off=20 size=4") },
 	{ "ctx: tracepoint misaligned read", XBPF_PROG_TRACEPOINT, {
 		XI_LDX(XBPF_DW, R0, R1, 12), XI_EXIT() }, REJECT("invalid bpf_context access off=12 size=8") },
 	/* ---- packet ------------------------------------------------------------ */
@@ -287,6 +302,33 @@ const struct vcase vcases[] = {
 		XI_LD_MAP_VALUE(R1, 0, 16), XI_LDX(XBPF_DW, R0, R1, 32), XI_EXIT() },
 		.maps = { ARRAY_1_48 }, .map_cnt = 1, REJECT("invalid access to map value, value_size=48 off=48 size=8") },
 	/* ---- helpers ----------------------------------------------------------- */
+	{ "map: lookup in a ring buffer", XBPF_PROG_XDP, {
+		XI_ST(XBPF_DW, FP, -8, 0), XI_MOV64_X(R2, FP), XI_ALU64_K(XBPF_ADD, R2, -8),
+		XI_LD_MAP(R1, 0), XI_CALL(XH_MAP_LOOKUP), XI_MOV64_K(R0, 0), XI_EXIT() },
+		.maps = { RINGBUF_4K }, .map_cnt = 1, REJECT("invalid zero-sized read") },
+	{ "map: redirect_map needs a devmap", XBPF_PROG_XDP, {
+		XI_LD_MAP(R1, 0), XI_MOV64_K(R2, 0), XI_MOV64_K(R3, 0), XI_CALL(XH_REDIRECT_MAP), XI_EXIT() },
+		.maps = { HASH_8_8 }, .map_cnt = 1, REJECT("cannot pass map_type 1 into func bpf_redirect_map#51") },
+	{ "map: redirect_map into a devmap", XBPF_PROG_XDP, {
+		XI_LD_MAP(R1, 0), XI_MOV64_K(R2, 0), XI_MOV64_K(R3, 0), XI_CALL(XH_REDIRECT_MAP), XI_EXIT() },
+		.maps = { DEVMAP_4 }, .map_cnt = 1, ACCEPT },
+	{ "map: lookup through a map of maps", XBPF_PROG_XDP, {
+		XI_ST(XBPF_W, FP, -4, 0), XI_MOV64_X(R2, FP), XI_ALU64_K(XBPF_ADD, R2, -4),
+		XI_LD_MAP(R1, 0), XI_CALL(XH_MAP_LOOKUP), XI_JMP_K(XBPF_JEQ, R0, 0, 6),
+		XI_MOV64_X(R1, R0), XI_MOV64_X(R2, FP), XI_ALU64_K(XBPF_ADD, R2, -4), XI_CALL(XH_MAP_LOOKUP),
+		XI_JMP_K(XBPF_JEQ, R0, 0, 1), XI_LDX(XBPF_DW, R0, R0, 40), XI_MOV64_K(R0, 0), XI_EXIT() },
+		.maps = { { .name = "outer", .type = XBPF_MAP_ARRAY_OF_MAPS, .key_size = 4, .value_size = 4,
+			    .max_entries = 2, .inner = &inner_array } }, .map_cnt = 1, ACCEPT,
+		.kernel_skip = "a map of maps needs an inner map fd at creation, which the runner does not make" },
+	{ "map: map of maps value used before the null check", XBPF_PROG_XDP, {
+		XI_ST(XBPF_W, FP, -4, 0), XI_MOV64_X(R2, FP), XI_ALU64_K(XBPF_ADD, R2, -4),
+		XI_LD_MAP(R1, 0), XI_CALL(XH_MAP_LOOKUP),
+		XI_MOV64_X(R1, R0), XI_MOV64_X(R2, FP), XI_ALU64_K(XBPF_ADD, R2, -4), XI_CALL(XH_MAP_LOOKUP),
+		XI_MOV64_K(R0, 0), XI_EXIT() },
+		.maps = { { .name = "outer", .type = XBPF_MAP_ARRAY_OF_MAPS, .key_size = 4, .value_size = 4,
+			    .max_entries = 2, .inner = &inner_array } }, .map_cnt = 1,
+		REJECT("R1 type=map_ptr_or_null expected=map_ptr"),
+		.kernel_skip = "a map of maps needs an inner map fd at creation, which the runner does not make" },
 	{ "helper: unknown", XBPF_PROG_XDP, {
 		XI_CALL(100000), XI_MOV64_K(R0, 0), XI_EXIT() }, REJECT("invalid func unknown#100000") },
 	{ "helper: not for this program type", XBPF_PROG_SCHED_CLS, {

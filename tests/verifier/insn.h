@@ -52,6 +52,7 @@
 #define XH_TAIL_CALL 12
 #define XH_CSUM_DIFF 28
 #define XH_XDP_ADJUST_HEAD 44
+#define XH_REDIRECT_MAP 51
 
 /* ctx offsets used by the cases (UAPI layouts) */
 #define XDP_MD_DATA 0
