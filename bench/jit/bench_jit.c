@@ -79,7 +79,18 @@ static double measure_user(struct tool_engine *e, enum xbpf_prog_type type, cons
 	double best_both = -1, best_reset = -1;
 	uint64_t r0 = 0;
 
-	if (!vm || xbpf_run_ctx__new(type, &opts, &ctx))
+	if (!vm)
+		return -1;
+	{
+		/* One checked run first: a program that stops early (missing helper) is not timed. */
+		uint8_t out[512];
+		XBPF_OPTS(xbpf_test_run_opts, check, .data_in = pkt, .data_size_in = len, .data_out = out,
+			  .data_size_out = sizeof(out), .repeat = 1);
+
+		if (tool_engine__test_run(e, &check))
+			return -1;
+	}
+	if (xbpf_run_ctx__new(type, &opts, &ctx))
 		return -1;
 	for (int r = 0; r < rounds; r++) {
 		double t0 = now_ns(), t1;
