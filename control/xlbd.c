@@ -245,6 +245,8 @@ int xlbd_reconcile(struct daemon *d, const struct xlb_state *target, struct xlb_
 		ret = ops->real_put(&d->be, id, NULL, err);
 		if (ret)
 			return ret;
+		if (ops->hc_real_put)
+			ops->hc_real_put(&d->be, XLB_HC_MARK(id), NULL, XLB_ENC_IPIP, NULL);
 		s->present = false;
 		memset(&d->health[id], 0, sizeof(d->health[id]));
 	}
