@@ -43,6 +43,32 @@
 #define SKB_DATA_OFF 76
 #define SKB_DATA_END_OFF 80
 
+/*
+ * Helper functions by id, filled on first use: the runtime's prototype table
+ * is static, and a lookup per call would cost more than many helpers.
+ * Racing threads store the same pointer.
+ */
+#define HELPER_CACHE_SIZE 512
+static xbpf_helper_fn helper_cache[HELPER_CACHE_SIZE];
+
+static inline xbpf_helper_fn helper_fn(int32_t id)
+{
+	const struct xbpf_helper_proto *proto;
+	xbpf_helper_fn fn = NULL;
+
+	if (id >= 0 && id < HELPER_CACHE_SIZE) {
+		fn = __atomic_load_n(&helper_cache[id], __ATOMIC_RELAXED);
+		if (fn)
+			return fn;
+	}
+	proto = xbpf_helper_proto(id);
+	if (proto)
+		fn = proto->fn;
+	if (fn && id >= 0 && id < HELPER_CACHE_SIZE)
+		__atomic_store_n(&helper_cache[id], fn, __ATOMIC_RELAXED);
+	return fn;
+}
+
 struct call_frame {
 	const struct xbpf_insn *ret_pc; /* the call instruction */
 	uint64_t callee_saved[4];	/* caller's R6..R9 */
@@ -516,11 +542,11 @@ L_J32K_JSET:
 
 L_CALL:
 	if (pc->src_reg == 0) {
-		const struct xbpf_helper_proto *proto = xbpf_helper_proto(pc->imm);
+		xbpf_helper_fn fn = helper_fn(pc->imm);
 
-		if (__builtin_expect(!proto || !proto->fn, 0))
+		if (__builtin_expect(!fn, 0))
 			FAULT(-ENOENT);
-		reg[0] = proto->fn(reg[1], reg[2], reg[3], reg[4], reg[5]);
+		reg[0] = fn(reg[1], reg[2], reg[3], reg[4], reg[5]);
 		NEXT();
 	}
 	if (pc->src_reg == XBPF_PSEUDO_CALL) {
