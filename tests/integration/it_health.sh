@@ -44,14 +44,14 @@ import json, sys
 v = json.load(sys.stdin)
 r2 = [r for r in v['reals'] if r['address'] == '${REALS[1]}'][0]
 assert not r2['in_ring'] and v['reals_in_ring'] == 2, v" || fail "down real still in the ring"
-out=$(client spread $VIP 90)
+out=$(client spread $VIP 60)
 echo "with r2 down: $out"
 echo "$out" | grep -q '"fails": 0' || fail "traffic not error-free with a real down: $out"
 echo "$out" | grep -q '"r2"' && fail "down real got traffic: $out"
 
 nginx_start 2 || fail "nginx restart"
 wait_health ${REALS[1]} up || fail "restarted real not marked up"
-out=$(client spread $VIP 90)
+out=$(client spread $VIP 60)
 echo "r2 back: $out"
 echo "$out" | grep -q '"r2"' || fail "healthy again real gets no traffic: $out"
 echo "$out" | grep -q '"fails": 0' || fail "errors after return: $out"
