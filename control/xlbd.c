@@ -262,6 +262,7 @@ struct peer {
 static int commit_change(struct daemon *d, struct xlb_state *next, const struct peer *p,
 			 const char *what, struct xlb_err *err)
 {
+	uint64_t t0 = xlbd_now_ns();
 	struct xlb_err undo;
 	int ret;
 
@@ -283,7 +284,8 @@ static int commit_change(struct daemon *d, struct xlb_state *next, const struct 
 	xlb_state_free(&d->state);
 	d->state = *next;
 	d->changes++;
-	xlbd_log(LOG_NOTICE, "uid %u pid %d: %s", (unsigned)p->uid, (int)p->pid, what);
+	xlbd_log(LOG_NOTICE, "uid %u pid %d: %s (%.1f ms)", (unsigned)p->uid, (int)p->pid, what,
+		 (double)(xlbd_now_ns() - t0) / 1e6);
 	return 0;
 
 out_undo:
