@@ -322,7 +322,10 @@ static int run_verifier(struct kernel *k, struct xlb_err *err)
 	}
 	ret = xlb_verify_object(k->opts.obj_path, &k->verify_json, &verr);
 	k->verify_result = ret;
-	snprintf(k->verify_msg, sizeof(k->verify_msg), "%s", ret ? verr.msg : "accepted");
+	if (ret)
+		snprintf(k->verify_msg, sizeof(k->verify_msg), "%s", verr.msg);
+	else
+		snprintf(k->verify_msg, sizeof(k->verify_msg), "every program of the object passed pre-validation");
 	if (!ret) {
 		klog(k, LOG_INFO, "xlb verifier accepted %s", k->opts.obj_path);
 		return 0;
