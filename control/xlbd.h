@@ -25,6 +25,7 @@ struct shadow_vip {
 	uint32_t flags;
 	enum xlb_encap_kind encap;
 	bool ring_known;
+	uint64_t ring_sig; /* what the ring was built from (see ring_signature()) */
 	uint32_t *ring; /* ring_size real ids, 0 = empty */
 };
 

@@ -164,6 +164,10 @@ static __noinline int xlb_hc_encap(struct __sk_buff *skb, struct xlb_pkt *pkt)
 	ret = xlb_hc_parse(skb, pkt);
 	if (ret != FURTHER_PROCESSING)
 		return ret;
+	/* The whole probe, not just the part pulled into the linear area. */
+	if (skb->len < pkt->l3_off)
+		return -XLB_DROP_TRUNC_L3;
+	pkt->l3_len = skb->len - pkt->l3_off;
 	pkt->hash = xlb_flow_hash(&pkt->flow, 0);
 	olen = xlb_outer_len(real.family, real.encap);
 	flags |= real.family == XLB_FAMILY_V6 ? BPF_F_ADJ_ROOM_ENCAP_L3_IPV6 :

@@ -1,16 +1,16 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * jit_arm64.c - the arm64 (A64) back end of the JIT.
  *
  * Every function of the program becomes one AAPCS64 function: arguments in
- * x0-x4, result in x0, x19-x28/x29/x30 preserved.  So function 0 is the C
+ * x0-x4, result in x0, x19-x28, x29 and x30 preserved.  So function 0 is the C
  * entry (R1, R2) -> R0, a bpf-to-bpf call is a plain BL and a helper call a
  * BLR to the helper's C function.
  *
  * Register mapping (as Linux's arm64 JIT):
  *   R0 = x7, R1-R5 = x0-x4 (argument registers, clobbered by calls),
  *   R6-R9 = x19-x22 (callee-saved), R10 = x25 (frame pointer of this
- *   function's BPF stack), AX = x9 (constant blinding), scratch x10-x14.
+ *   function's BPF stack), AX = x9 (constant blinding), scratch x10-x13.
  *
  * Frame of each function, from high to low addresses:
  *   x29, x30 | x19, x20 | x21, x22 | x25, x26 | BPF stack (R10 points above it)
@@ -18,11 +18,11 @@
  * Instructions are 4 bytes; the only size that depends on offsets is a
  * conditional branch: B.cond reaches +-1 MiB, farther targets take the
  * inverted B.cond over a B (+-128 MiB).  A branch once emitted long stays
- * long in later passes, so sizes only grow and the driver's size check
- * proves that every offset has settled.
+ * long in later passes, so sizes only grow and the passes converge (the
+ * driver stops when a pass reproduces every offset).
  *
- * Whatever the back end cannot translate (legacy packet loads, kfuncs,
- * encodings no verifier accepts) yields -ENOTSUP: the VM then runs
+ * Whatever the back end cannot translate (kfuncs, legacy packet loads in
+ * multi-function programs, encodings no verifier accepts) yields -ENOTSUP: the VM then runs
  * the program in the interpreter, which reports faults at run time.
  */
 #include <errno.h>
@@ -750,6 +750,58 @@ static uint32_t old_end_of(const struct xbpf_jit_ctx *ctx, const struct a64_func
 	return next < fn->end ? ctx->insn_off[next] : fn->old_epilogue;
 }
 
+/* struct __sk_buff data / data_end, for the legacy packet loads. */
+#define SKB_DATA_OFF 76
+#define SKB_DATA_END_OFF 80
+
+/*
+ * LD_ABS / LD_IND: R0 = big-endian packet bytes at (imm | src + imm), read
+ * through the context in R6.  Out of the packet the whole program ends with
+ * R0 = 0, as in the kernel; that is this function's epilogue because the
+ * kernel (and so the verifier) forbids these loads next to bpf-to-bpf calls.
+ */
+static int emit_ld_pkt(struct a64_state *st, const struct a64_func *fn, const struct xbpf_insn *insn)
+{
+	uint32_t size = ldst_size(insn->code);
+	int r0 = bpf2a64[0], ctx_reg = bpf2a64[6];
+	int data = A64_TMP1, end = A64_TMP2, off = A64_TMP3, last = A64_TMP4;
+	uint32_t k = size > 0; /* a byte swap follows the load */
+
+	if (size == 3 || st->ctx->prog->func_cnt != 1)
+		return -ENOTSUP;
+	if (XBPF_MODE(insn->code) == XBPF_ABS) {
+		if (insn->imm < 0) {
+			/* Always outside the packet. */
+			emit_mov_imm(st, true, r0, 0);
+			emit_b_to(st, fn->old_epilogue);
+			return 0;
+		}
+		emit_mov_imm(st, true, off, (uint32_t)insn->imm);
+	} else {
+		/* 32-bit sum, then signed: a negative offset ends the program. */
+		emit_add_imm(st, false, off, bpf2a64[insn->src_reg], insn->imm, off);
+		emit(st, a64_bfm(A64_SBFM, true, off, off, 0, 31));
+	}
+	emit(st, a64_ldst_uimm(2, 1, data, ctx_reg, SKB_DATA_OFF / 4));
+	emit(st, a64_ldst_uimm(2, 1, end, ctx_reg, SKB_DATA_END_OFF / 4));
+	emit(st, a64_dp_reg(A64_ADD_R, true, last, data, off));
+	emit(st, a64_addsub_imm(A64_ADD_I, true, last, last, 1u << size, false));
+	emit(st, a64_dp_reg(A64_SUBS_R, true, A64_ZR, last, end));
+	emit(st, a64_bcond(A64_COND_HI, 20 + 4 * k)); /* past data_end */
+	emit(st, a64_addsub_imm(A64_SUBS_I, true, A64_ZR, off, 0, false));
+	emit(st, a64_bcond(A64_COND_LT, 12 + 4 * k)); /* negative offset */
+	emit(st, a64_ldst_reg(size, 1, r0, data, off));
+	if (size == 1) {
+		emit(st, a64_rev(1, false, r0, r0)); /* the load zeroed bits 16-31 */
+	} else if (size == 2) {
+		emit(st, a64_rev(2, false, r0, r0));
+	}
+	emit(st, a64_b(false, 12));
+	emit_mov_imm(st, true, r0, 0);
+	emit_b_to(st, fn->old_epilogue);
+	return 0;
+}
+
 static int emit_insn(struct a64_state *st, const struct a64_func *fn, uint32_t i, uint32_t old_start)
 {
 	struct xbpf_jit_ctx *ctx = st->ctx;
@@ -768,8 +820,10 @@ static int emit_insn(struct a64_state *st, const struct a64_func *fn, uint32_t i
 	case XBPF_LD: {
 		uint64_t val;
 
+		if (XBPF_MODE(code) == XBPF_ABS || XBPF_MODE(code) == XBPF_IND)
+			return emit_ld_pkt(st, fn, insn);
 		if (code != (XBPF_LD | XBPF_DW | XBPF_IMM))
-			return -ENOTSUP; /* legacy packet access: left to the interpreter */
+			return -ENOTSUP;
 		if (i + 1 >= fn->end)
 			return -ENOTSUP;
 		if (insn->src_reg == XBPF_PSEUDO_FUNC) {

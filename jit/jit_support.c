@@ -6,7 +6,7 @@
  * The driver:
  *   1. optionally blinds constants (a rewritten copy of the program using
  *      XBPF_REG_AX, after the kernel's bpf_jit_blind_constants()),
- *   2. checks the structure the back ends rely on (jumps stay inside their
+ *   2. checks encodings (isa/ opcode table) and the structure the back ends rely on (jumps stay inside their
  *      function, calls land on function entries, functions end in exit/ja),
  *   3. runs sizing passes (image == NULL) until no native offset changes,
  *   4. maps an RW image and emits into it,
@@ -142,6 +142,15 @@ static int check_structure(const struct xbpf_exec_prog *prog)
 	}
 	free(second_slot);
 	return err;
+}
+
+/* Encodings through the one opcode table (isa/): what it refuses, no back end sees. */
+static int check_encodings(const struct xbpf_exec_prog *prog)
+{
+	for (uint32_t i = 0; i < prog->insn_cnt; i += insn_slots(prog->insns, prog->insn_cnt, i))
+		if (xbpf_insn_check(prog->insns, prog->insn_cnt, i, NULL))
+			return -ENOTSUP;
+	return 0;
 }
 
 /* ---- constant blinding ------------------------------------------------- */
@@ -369,6 +378,9 @@ int __xbpf_jit_compile(const struct xbpf_jit_arch *arch, const struct xbpf_exec_
 	    !prog->stack_depth)
 		return -EINVAL;
 
+	err = check_encodings(prog);
+	if (err)
+		return err;
 	if (blind_constants_on) {
 		err = blind_constants(prog, &blinded);
 		if (err)

@@ -51,7 +51,9 @@ for t in $targets; do
 	scratch=$build/corpus/$name
 	mkdir -p "$seeds" "$regress" "$scratch"
 	echo "fuzz.sh: $name for ${seconds}s (seeds $seeds)"
-	if ! "$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+	# huge (hostile) map sizes must fail with ENOMEM, not abort in the allocator
+	if ! ASAN_OPTIONS=allocator_may_return_null=1 "$t" -max_total_time="$seconds" -timeout=10 \
+		-rss_limit_mb=2048 \
 		-artifact_prefix="$regress/$name-" -print_final_stats=1 \
 		"$scratch" "$seeds" >"$build/$name.log" 2>&1; then
 		echo "fuzz.sh: $name FAILED; crash input in $regress/, log $build/$name.log" >&2

@@ -28,5 +28,11 @@ if [ -z "${XLB_SKIP_ARM64:-}" ]; then
 	fi
 fi
 
+# Fuzzers: a short bounded run of every libFuzzer target (the long run is
+# `scripts/fuzz.sh SECONDS`).
+if [ -z "${XLB_SKIP_FUZZ:-}" ]; then
+	scripts/fuzz.sh "${XLB_FUZZ_SECONDS:-15}" || status=1
+fi
+
 scripts/test-summary.py build build-arm64
 exit $status

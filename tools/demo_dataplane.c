@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * demo_dataplane.c - xlb-demo on dataplane/balancer.bpf.o with an embedded
  * default: VIP 10.0.0.1:80/TCP balanced over reals 192.168.1.1 and
@@ -228,7 +228,7 @@ static void format_cell(const struct cell *c, char *buf, size_t len)
 int demo_dataplane(const char *obj_path, enum tool_engine_kind kind, int *ret_mismatches)
 {
 	struct tool_prog_src src = { .path = obj_path, .prog_name = "xlb_balancer" };
-	struct tool_engine_opts uopts = { .log_level = 1 };
+	struct tool_engine_opts uopts = { .log_level = 0 };
 	struct tool_engine *kern = NULL, *user = NULL;
 	struct demo_packet pk[12];
 	char log[8192] = "", ucol[40];
@@ -245,8 +245,10 @@ int demo_dataplane(const char *obj_path, enum tool_engine_kind kind, int *ret_mi
 	uopts.log_size = sizeof(log);
 	err = tool_engine__open(kind, &src, &uopts, &user);
 	if (err == -EACCES || err == -EINVAL) {
+		char reason[160];
+
 		printf("(xbpf verifier rejected xlb_balancer: %s; running it unverified)\n",
-		       strerror(-err));
+		       tool_log_reason(log, reason, sizeof(reason)));
 		uopts.skip_verify = true;
 		err = tool_engine__open(kind, &src, &uopts, &user);
 		note = " (unverified)";

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /* demo_dataplane_none.c - builds without dataplane/: nothing to show. */
 #include <errno.h>
 

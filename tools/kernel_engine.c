@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * kernel_engine.c - the kernel reference engine through libbpf: the same
  * object the userspace engines run, loaded into the kernel and run with

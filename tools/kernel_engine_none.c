@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * kernel_engine_none.c - builds without libbpf (the arm64 cross build): the
  * kernel engine is absent and every call says so.

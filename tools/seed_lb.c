@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * seed_lb.c - the seeds' L4 LB harness setup (see seed_lb.h), written from
  * the test_progs.c hunks of seed patches 004 and 005.

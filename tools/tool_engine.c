@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * tool_engine.c - interpreter, JIT and kernel behind one small interface,
  * so every comparison the tools make runs the same calls on each engine.
@@ -252,4 +252,28 @@ int tool_engine__test_run(struct tool_engine *e, struct xbpf_test_run_opts *opts
 	if (e->kobj)
 		return kern_obj__test_run(e->kobj, opts);
 	return xbpf_vm__test_run(e->vm, opts);
+}
+
+const char *tool_log_reason(const char *log, char *buf, size_t len)
+{
+	const char *line = log, *next, *found = NULL;
+	size_t found_len = 0;
+
+	snprintf(buf, len, "no reason given");
+	while (log && *line) {
+		size_t n;
+
+		next = strchr(line, '\n');
+		n = next ? (size_t)(next - line) : strlen(line);
+		if (n && strncmp(line, "stack depth", 11) && strncmp(line, "processed ", 10)) {
+			found = line;
+			found_len = n;
+		}
+		if (!next)
+			break;
+		line = next + 1;
+	}
+	if (found)
+		snprintf(buf, len, "%.*s", (int)found_len, found);
+	return buf;
 }

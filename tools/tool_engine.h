@@ -64,6 +64,9 @@ int tool_engine__map_lookup(struct tool_engine *engine, const char *map, const v
 
 int tool_engine__test_run(struct tool_engine *engine, struct xbpf_test_run_opts *opts);
 
+/* The verifier's reason in a log: its last line before the summary lines. */
+const char *tool_log_reason(const char *log, char *buf, size_t len);
+
 /* Read a raw instruction file (little-endian 8-byte insns); malloc'ed. */
 int tool_read_raw_insns(const char *path, struct xbpf_insn **ret_insns, size_t *ret_cnt);
 /* True when the file starts with the ELF magic. */

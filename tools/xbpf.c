@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * xbpf.c - the developer CLI of the xbpf toolkit.
  *
@@ -255,6 +255,10 @@ static int parse_args(const struct cli_cmd *cmd, struct cli_cfg *cfg, int argc, 
 		const char *arg = argv[i], *val = NULL, *eq;
 		size_t len;
 
+		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+			usage_cmd(stdout, cmd);
+			exit(EXIT_OK);
+		}
 		if (strncmp(arg, "--", 2) || !arg[2]) {
 			if (cfg->positional_cnt >= cmd->max_args)
 				return err_usage(cmd, "unexpected argument '%s'", arg);

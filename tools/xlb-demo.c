@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * xlb-demo.c - README Quick-start command (1): until the control plane
  * exists, run the load-balancer programs on sample packets under the kernel
@@ -71,7 +71,7 @@ static void format_cell(const struct seed_lb_prog *sp, const struct cell *c, cha
 static int demo_prog(const struct seed_lb_prog *sp, const char *objdir, enum tool_engine_kind kind,
 		     int *ret_mismatches)
 {
-	struct tool_engine_opts uopts = { .log_level = 1 };
+	struct tool_engine_opts uopts = { .log_level = 0 };
 	struct tool_engine *kern = NULL, *user = NULL;
 	const struct seed_lb_packet *pkts;
 	struct tool_prog_src src = { 0 };
@@ -92,8 +92,10 @@ static int demo_prog(const struct seed_lb_prog *sp, const char *objdir, enum too
 	err = tool_engine__open(kind, &src, &uopts, &user);
 	if (err == -EACCES || err == -EINVAL) {
 		/* Show the engines anyway, and say plainly that it is unverified. */
+		char reason[160];
+
 		printf("(xbpf verifier rejected %s: %s; running it unverified)\n", sp->name,
-		       strerror(-err));
+		       tool_log_reason(log, reason, sizeof(reason)));
 		uopts.skip_verify = true;
 		err = tool_engine__open(kind, &src, &uopts, &user);
 		user_note = " (unverified)";

@@ -344,6 +344,23 @@ static void use_def(const struct xv_env *env, int t, uint16_t *use, uint16_t *de
 	*use &= (uint16_t)~R(XBPF_REG_FP);
 }
 
+uint16_t xv_insn_regs(const struct xv_env *env, int idx)
+{
+	const struct xbpf_insn *insn = &env->insns[idx];
+	uint16_t use, def, m;
+
+	use_def(env, idx, &use, &def);
+	m = use | def;
+	if (XBPF_CLASS(insn->code) == XBPF_JMP && XBPF_OP(insn->code) == XBPF_CALL)
+		m &= (uint16_t)~0x3e; /* clobbered arguments are not worth printing */
+	if (insn->dst_reg == XBPF_REG_FP || (insn->src_reg == XBPF_REG_FP &&
+					     (XBPF_CLASS(insn->code) == XBPF_LDX ||
+					      XBPF_CLASS(insn->code) == XBPF_STX ||
+					      XBPF_SRC(insn->code) == XBPF_X)))
+		m |= 1u << XBPF_REG_FP;
+	return m;
+}
+
 int xv_compute_liveness(struct xv_env *env)
 {
 	int n = env->insn_cnt;

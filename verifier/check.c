@@ -105,15 +105,7 @@ static void update_stack_depth(struct xv_env *env, const struct xv_func_state *f
 
 static int grow_stack(struct xv_func_state *f, int off)
 {
-	int need = (-off + XV_SLOT - 1) / XV_SLOT;
-
-	if (need > XV_MAX_SLOTS)
-		return -EACCES;
-	for (int s = f->nslots; s < need; s++)
-		memset(&f->stack[s], 0, sizeof(f->stack[s]));
-	if (need > f->nslots)
-		f->nslots = need;
-	return 0;
+	return xv_frame_grow(f, off);
 }
 
 /* Byte at fp+off (off < 0) lives in slot (-off-1)/8, at index (off+512)%8. */
@@ -137,11 +129,12 @@ static int stack_access_bounds(struct xv_env *env, int regno, int off, int size,
 static int stack_write(struct xv_env *env, struct xv_func_state *f, int regno, int off, int size,
 		       const struct xv_reg *value, bool value_known_zero)
 {
-	int spi = (-off - 1) / XV_SLOT;
+	int spi = (-off - 1) / XV_SLOT, err;
 	struct xv_stack_slot *slot;
 
-	if (grow_stack(f, off))
-		return -EACCES;
+	err = grow_stack(f, off);
+	if (err)
+		return err;
 	update_stack_depth(env, f, off);
 	slot = &f->stack[spi];
 	if (value && size == XV_SLOT && !(off % XV_SLOT) && value->type != NOT_INIT &&
@@ -291,25 +284,63 @@ static int check_packet_access(struct xv_env *env, int regno, int off, int size)
 	return 0;
 }
 
+/*
+ * A stack access through reg: 0 and *ret_off for a constant offset; 1 and
+ * [*ret_off, *ret_max] for a variable one (allowed when privileged, as the
+ * whole range is inside the frame).
+ */
 static int check_stack_ptr_off(struct xv_env *env, int regno, const struct xv_reg *reg, int off,
-			       int size, bool write, int *ret_off)
+			       int size, bool write, int *ret_off, int *ret_max)
 {
+	struct tnum at = tnum_add(reg->var_off, tnum_const((uint64_t)(int64_t)(off + reg->off)));
 	char tn[48];
 
-	if (!tnum_is_const(reg->var_off)) {
-		tnum_strn(tn, sizeof(tn), reg->var_off);
-		xv_err(env, "variable stack access var_off=%s off=%d size=%d\n", tn, off, size);
+	if (!tnum_is_aligned(at, size)) {
+		if (tnum_is_const(reg->var_off))
+			snprintf(tn, sizeof(tn), "%lld", (long long)reg->var_off.value);
+		else
+			tnum_strn(tn, sizeof(tn), reg->var_off);
+		xv_err(env, "misaligned stack access off %s+%d+%d size %d\n", tn, reg->off, off, size);
 		return -EACCES;
+	}
+	if (!tnum_is_const(reg->var_off)) {
+		int64_t lo = reg->smin_value + off + reg->off, hi = reg->smax_value + off + reg->off;
+
+		if (reg->smin_value <= -XBPF_STACK_SIZE || reg->smax_value >= XBPF_STACK_SIZE ||
+		    lo < -XBPF_STACK_SIZE || hi + size > 0) {
+			tnum_strn(tn, sizeof(tn), reg->var_off);
+			xv_err(env, "invalid variable-offset%s stack R%d var_off=%s off=%d size=%d\n",
+			       write ? " write to" : " read from", regno, tn, off + reg->off, size);
+			return -EACCES;
+		}
+		*ret_off = (int)lo;
+		*ret_max = (int)hi;
+		return 1;
 	}
 	off += reg->off + (int64_t)reg->var_off.value;
-	if (off % size) {
-		snprintf(tn, sizeof(tn), "%lld", (long long)reg->var_off.value);
-		xv_err(env, "misaligned stack access off %s+%d+%d size %d\n", tn, reg->off,
-		       off - reg->off - (int)reg->var_off.value, size);
-		return -EACCES;
-	}
 	*ret_off = off;
 	return stack_access_bounds(env, regno, off, size, write);
+}
+
+/* A write somewhere in [lo, hi + size): every byte it may touch becomes data. */
+static int stack_write_var(struct xv_env *env, struct xv_func_state *f, int lo, int hi, int size)
+{
+	int err = grow_stack(f, lo);
+
+	if (err)
+		return err;
+	update_stack_depth(env, f, lo);
+	for (int o = lo; o < hi + size; o++) {
+		struct xv_stack_slot *slot = &f->stack[(-o - 1) / XV_SLOT];
+
+		if (slot->slot_type[XV_SLOT - 1] == STACK_SPILL) {
+			for (int b = 0; b < XV_SLOT; b++)
+				slot->slot_type[b] = STACK_MISC;
+			mark_not_init(&slot->spilled);
+		}
+		*slot_byte(f, o) = STACK_MISC;
+	}
+	return 0;
 }
 
 /*
@@ -359,12 +390,21 @@ static int check_mem_access(struct xv_env *env, int regno, int off, int size, bo
 	}
 	case PTR_TO_STACK: {
 		struct xv_func_state *f = env->cur->frame[reg->frameno];
-		int soff;
+		int soff, smax;
 
-		err = check_stack_ptr_off(env, regno, reg, off, size, write, &soff);
-		if (err)
+		err = check_stack_ptr_off(env, regno, reg, off, size, write, &soff, &smax);
+		if (err < 0)
 			return err;
-		if (write)
+		if (err == 1) {
+			/* Variable offset: writes scrub the range, reads give a number. */
+			if (write) {
+				err = stack_write_var(env, f, soff, smax, size);
+			} else {
+				update_stack_depth(env, f, soff);
+				xv_coerce_reg_to_size(&loaded, size);
+				err = 0;
+			}
+		} else if (write)
 			err = stack_write(env, f, regno, soff, size, value,
 					  value ? (value->type == SCALAR_VALUE &&
 						   tnum_equals_const(value->var_off, 0))
@@ -417,7 +457,6 @@ static int check_ldx(struct xv_env *env, const struct xbpf_insn *insn)
 static int check_st_stx(struct xv_env *env, const struct xbpf_insn *insn)
 {
 	int size = xbpf_opcode_desc(insn->code)->size;
-	struct xv_reg *regs = cur_regs(env);
 	bool is_stx = XBPF_CLASS(insn->code) == XBPF_STX;
 	int err;
 
@@ -451,10 +490,6 @@ static int check_atomic(struct xv_env *env, const struct xbpf_insn *insn)
 		load_reg = 0;
 	} else if (insn->imm & XBPF_FETCH) {
 		load_reg = insn->src_reg;
-	}
-	if (is_pointer(&regs[insn->src_reg])) {
-		xv_err(env, "R%d leaks addr into mem\n", insn->src_reg);
-		return -EACCES;
 	}
 	t = regs[insn->dst_reg].type;
 	if (t == PTR_TO_CTX || t == PTR_TO_PACKET || t == PTR_TO_PACKET_META) {
@@ -1096,11 +1131,6 @@ static int check_cond_jmp(struct xv_env *env, const struct xbpf_insn *insn, int 
 	} else if (use_src) {
 		try_match_pkt_pointers(env, insn, dst, src, env->cur, other);
 	}
-	if (env->log.level >= 2) {
-		xv_log_printf(&env->log, "%d:", *insn_idx - 1);
-		xv_print_state(env, cur_frame(env), true);
-		xv_log_printf(&env->log, "\n");
-	}
 	return 0;
 }
 
@@ -1437,7 +1467,7 @@ static int check_func_call(struct xv_env *env, const struct xbpf_insn *insn, int
 		xv_err(env, "verifier bug. No program starts at insn %d\n", target);
 		return -EFAULT;
 	}
-	callee = calloc(1, sizeof(*callee));
+	callee = xv_frame_new();
 	if (!callee)
 		return -ENOMEM;
 	callee->callsite = *insn_idx;
@@ -1483,7 +1513,7 @@ static int prepare_func_exit(struct xv_env *env, int *insn_idx)
 		xv_log_printf(&env->log, "\n");
 	}
 	*insn_idx = callee->callsite + 1;
-	free(callee);
+	xv_frame_free(callee);
 	st->frame[st->curframe--] = NULL;
 	return 0;
 }
@@ -1514,7 +1544,7 @@ static int init_state(struct xv_env *env)
 	env->cur = xv_state_new();
 	if (!env->cur)
 		return -ENOMEM;
-	f = calloc(1, sizeof(*f));
+	f = xv_frame_new();
 	if (!f)
 		return -ENOMEM;
 	env->cur->frame[0] = f;
@@ -1668,49 +1698,53 @@ int xv_do_check(struct xv_env *env)
 			}
 		}
 		env->aux[idx].seen = true;
-		if (env->log.level >= 2 || (env->log.level && print_state)) {
-			if (print_state && env->prev_insn_idx >= 0)
-				xv_log_printf(&env->log, "from %d to %d:", env->prev_insn_idx, idx);
+		if (env->log.level && print_state) {
+			if (env->prev_insn_idx >= 0)
+				xv_log_printf(&env->log, "\nfrom %d to %d:", env->prev_insn_idx, idx);
 			else
 				xv_log_printf(&env->log, "%d:", idx);
 			xv_print_state(env, cur_frame(env), true);
 			xv_log_printf(&env->log, "\n");
 			print_state = false;
 		}
-		if (env->log.level || xv_log_on(&env->log)) {
-			size_t pos = env->log.pos;
-
-			print_insn(env, idx);
-			xv_log_printf(&env->log, "\n");
-			if (!env->log.level)
-				xv_log_reset(&env->log, pos);
-		}
 		{
-			size_t mark = env->log.pos;
+			size_t line = env->log.pos, after;
+			int frame_before = env->cur->curframe;
 
+			/* Kernel layout: "N: (op) insn", at level 2 then "; " and the registers it touched. */
+			if (env->log.level) {
+				print_insn(env, idx);
+				xv_log_printf(&env->log, "\n");
+			}
+			after = env->log.pos;
 			err = do_one(env, insn, &path_done);
 			if (err) {
-				/* The failing instruction precedes the message. */
+				/* Without a log level, only the failing instruction precedes the message. */
 				if (!env->log.level && xv_log_on(&env->log)) {
 					char msg[512];
-					size_t n = env->log.pos - mark;
+					size_t n = env->log.pos - line;
 
 					if (n >= sizeof(msg))
 						n = sizeof(msg) - 1;
-					memcpy(msg, env->log.buf + mark, n);
+					memcpy(msg, env->log.buf + line, n);
 					msg[n] = '\0';
-					xv_log_reset(&env->log, mark);
+					xv_log_reset(&env->log, line);
 					print_insn(env, idx);
 					xv_log_printf(&env->log, "\n%s", msg);
 				}
 				env->err_insn = idx;
 				return err;
 			}
-		}
-		if (env->log.level >= 2 && !path_done) {
-			xv_log_printf(&env->log, "%d: ", idx);
-			xv_print_state(env, cur_frame(env), false);
-			xv_log_printf(&env->log, "\n");
+			if (env->log.level >= 2 && env->log.pos == after && after > line &&
+			    env->cur->curframe == frame_before && !path_done) {
+				uint16_t mask = xv_insn_regs(env, idx);
+				int len = (int)(after - 1 - line);
+
+				xv_log_reset(&env->log, after - 1);
+				xv_log_printf(&env->log, "%*s; ", len < 38 ? 38 - len : 1, "");
+				xv_print_regs(env, cur_frame(env), mask);
+				xv_log_printf(&env->log, "\n");
+			}
 		}
 		env->prev_insn_idx = idx;
 path_end:

@@ -23,10 +23,45 @@ struct xv_state *xv_state_new(void)
 	return calloc(1, sizeof(struct xv_state));
 }
 
+struct xv_func_state *xv_frame_new(void)
+{
+	return calloc(1, sizeof(struct xv_func_state));
+}
+
+void xv_frame_free(struct xv_func_state *f)
+{
+	if (!f)
+		return;
+	free(f->stack);
+	free(f);
+}
+
+int xv_frame_grow(struct xv_func_state *f, int off)
+{
+	int need = (-off + XV_SLOT - 1) / XV_SLOT;
+
+	if (need > XV_MAX_SLOTS)
+		return -EACCES;
+	if (need > f->cap) {
+		int cap = need < 4 ? 4 : need;
+		struct xv_stack_slot *n = realloc(f->stack, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		f->stack = n;
+		f->cap = cap;
+	}
+	for (int s = f->nslots; s < need; s++)
+		memset(&f->stack[s], 0, sizeof(f->stack[s]));
+	if (need > f->nslots)
+		f->nslots = need;
+	return 0;
+}
+
 void xv_state_clear(struct xv_state *st)
 {
 	for (int i = 0; i < XBPF_MAX_CALL_FRAMES; i++) {
-		free(st->frame[i]);
+		xv_frame_free(st->frame[i]);
 		st->frame[i] = NULL;
 	}
 	st->curframe = 0;
@@ -40,27 +75,38 @@ void xv_state_free(struct xv_state *st)
 	free(st);
 }
 
-static size_t frame_bytes(int nslots)
-{
-	return offsetof(struct xv_func_state, stack) + (size_t)nslots * sizeof(struct xv_stack_slot);
-}
-
 int xv_state_copy(struct xv_state *dst, const struct xv_state *src)
 {
 	for (int i = 0; i < XBPF_MAX_CALL_FRAMES; i++) {
 		const struct xv_func_state *f = i <= src->curframe ? src->frame[i] : NULL;
+		struct xv_func_state *d = dst->frame[i];
+		struct xv_stack_slot *stack;
+		int cap;
 
 		if (!f) {
-			free(dst->frame[i]);
+			xv_frame_free(d);
 			dst->frame[i] = NULL;
 			continue;
 		}
-		if (!dst->frame[i]) {
-			dst->frame[i] = malloc(sizeof(struct xv_func_state));
-			if (!dst->frame[i])
+		if (!d) {
+			d = dst->frame[i] = xv_frame_new();
+			if (!d)
 				return -ENOMEM;
 		}
-		memcpy(dst->frame[i], f, frame_bytes(f->nslots));
+		if (d->cap < f->nslots) {
+			stack = realloc(d->stack, f->nslots * sizeof(*stack));
+			if (!stack)
+				return -ENOMEM;
+			d->stack = stack;
+			d->cap = f->nslots;
+		}
+		stack = d->stack;
+		cap = d->cap;
+		memcpy(d, f, sizeof(*d));
+		d->stack = stack;
+		d->cap = cap;
+		if (f->nslots)
+			memcpy(d->stack, f->stack, f->nslots * sizeof(*stack));
 	}
 	dst->curframe = src->curframe;
 	dst->parent = src->parent;
@@ -172,7 +218,8 @@ static bool stacksafe(const struct xv_func_state *old, const struct xv_func_stat
 			}
 			if (ot == STACK_INVALID)
 				continue;
-			if (ot == STACK_MISC && (ct == STACK_MISC || ct == STACK_ZERO))
+			/* Privileged: uninitialized bytes read as unknown data, like MISC. */
+			if (ot == STACK_MISC && (ct == STACK_MISC || ct == STACK_ZERO || ct == STACK_INVALID))
 				continue;
 			if (ot == STACK_MISC && ct == STACK_SPILL &&
 			    cs->spilled.type == SCALAR_VALUE)
@@ -249,80 +296,130 @@ const char *xv_reg_type_str(enum xv_reg_type t)
 	return "?";
 }
 
-static void print_scalar_bounds(struct xv_env *env, const struct xv_reg *r, bool *first)
+static void print_num(struct xv_env *env, uint64_t v, bool is_signed)
 {
-	struct xv_log *log = &env->log;
+	if (is_signed ? ((int64_t)v >= -512 && (int64_t)v <= 512) : v <= 512)
+		xv_log_printf(&env->log, is_signed ? "%" PRId64 : "%" PRIu64, v);
+	else
+		xv_log_printf(&env->log, "%#" PRIx64, v);
+}
+
+/* The kernel's grouping: "smin=smin32=0,smax=umax=smax32=umax32=255". */
+static void print_scalar_ranges(struct xv_env *env, const struct xv_reg *r, const char **sep)
+{
+	struct {
+		const char *name;
+		uint64_t val;
+		bool omit;
+	} mm[] = {
+		{ "smin", (uint64_t)r->smin_value, r->smin_value == INT64_MIN },
+		{ "smax", (uint64_t)r->smax_value, r->smax_value == INT64_MAX },
+		{ "umin", r->umin_value, r->umin_value == 0 },
+		{ "umax", r->umax_value, r->umax_value == UINT64_MAX },
+		{ "smin32", (uint64_t)(int64_t)r->s32_min_value, r->s32_min_value == INT32_MIN },
+		{ "smax32", (uint64_t)(int64_t)r->s32_max_value, r->s32_max_value == INT32_MAX },
+		{ "umin32", r->u32_min_value, r->u32_min_value == 0 },
+		{ "umax32", r->u32_max_value, r->u32_max_value == UINT32_MAX },
+	};
+	size_t n = sizeof(mm) / sizeof(mm[0]);
+
+	for (size_t i = 0; i < n; i++) {
+		bool neg1;
+
+		if (mm[i].omit)
+			continue;
+		neg1 = mm[i].name[0] == 's' && (int64_t)mm[i].val < 0;
+		xv_log_printf(&env->log, "%s%s=", *sep, mm[i].name);
+		*sep = ",";
+		for (size_t j = i + 2; j < n; j += 2) {
+			bool neg2 = mm[j].name[0] == 's' && (int64_t)mm[j].val < 0;
+
+			if (mm[j].omit || mm[j].val != mm[i].val || neg1 != neg2)
+				continue;
+			mm[j].omit = true;
+			xv_log_printf(&env->log, "%s=", mm[j].name);
+		}
+		print_num(env, mm[i].val, mm[i].name[0] == 's');
+	}
+}
+
+static void print_var(struct xv_env *env, const struct xv_reg *r, const char **sep)
+{
 	char buf[64];
 
-#define SEP (*first ? (*first = false, "") : ",")
-	if (r->id)
-		xv_log_printf(log, "%sid=%u", SEP, r->id);
-	if (r->smin_value != INT64_MIN && r->smin_value != (int64_t)r->umin_value)
-		xv_log_printf(log, "%ssmin=%" PRId64, SEP, r->smin_value);
-	if (r->smax_value != INT64_MAX && r->smax_value != (int64_t)r->umax_value)
-		xv_log_printf(log, "%ssmax=%" PRId64, SEP, r->smax_value);
-	if (r->umin_value)
-		xv_log_printf(log, "%sumin=%" PRIu64, SEP, r->umin_value);
-	if (r->umax_value != UINT64_MAX)
-		xv_log_printf(log, "%sumax=%" PRIu64, SEP, r->umax_value);
-	if (r->s32_min_value != INT32_MIN && r->s32_min_value != (int32_t)r->u32_min_value)
-		xv_log_printf(log, "%ssmin32=%d", SEP, r->s32_min_value);
-	if (r->s32_max_value != INT32_MAX && r->s32_max_value != (int32_t)r->u32_max_value)
-		xv_log_printf(log, "%ssmax32=%d", SEP, r->s32_max_value);
-	if (r->u32_min_value && r->u32_min_value != r->umin_value)
-		xv_log_printf(log, "%sumin32=%u", SEP, r->u32_min_value);
-	if (r->u32_max_value != UINT32_MAX && r->u32_max_value != r->umax_value)
-		xv_log_printf(log, "%sumax32=%u", SEP, r->u32_max_value);
+	print_scalar_ranges(env, r, sep);
 	if (!tnum_is_unknown(r->var_off)) {
 		tnum_strn(buf, sizeof(buf), r->var_off);
-		xv_log_printf(log, "%svar_off=%s", SEP, buf);
+		xv_log_printf(&env->log, "%svar_off=%s", *sep, buf);
+		*sep = ",";
 	}
-#undef SEP
 }
 
 void xv_print_reg(struct xv_env *env, const struct xv_reg *r)
 {
 	struct xv_log *log = &env->log;
-	bool first = true;
+	const char *sep = "";
+	bool var = !tnum_equals_const(r->var_off, 0);
 
 	if (r->type == SCALAR_VALUE && tnum_is_const(r->var_off) && !r->id) {
-		xv_log_printf(log, "%" PRId64, (int64_t)r->var_off.value);
+		print_num(env, r->var_off.value, true);
 		return;
 	}
-	if (r->type == PTR_TO_STACK && tnum_equals_const(r->var_off, 0)) {
-		xv_log_printf(log, "fp%d", r->off);
+	if (r->type == PTR_TO_STACK && !var) {
+		if (r->frameno != (uint32_t)env->cur->curframe)
+			xv_log_printf(log, "fp[%u]%d", r->frameno, r->off);
+		else
+			xv_log_printf(log, "fp%d", r->off);
 		return;
 	}
 	xv_log_printf(log, "%s(", xv_reg_type_str(r->type));
-	if (r->type != SCALAR_VALUE) {
-		if (r->type == PTR_TO_MAP_VALUE || r->type == PTR_TO_MAP_VALUE_OR_NULL ||
-		    r->type == CONST_PTR_TO_MAP) {
-			xv_log_printf(log, "map=%s,ks=%u,vs=%u", r->map ? r->map->name : "?",
-				      r->map ? r->map->key_size : 0, r->map ? r->map->value_size : 0);
-			first = false;
+	if (r->type == SCALAR_VALUE) {
+		if (r->id) {
+			xv_log_printf(log, "id=%u", r->id);
+			if (r->link_off)
+				xv_log_printf(log, "%+d", r->link_off);
+			sep = ",";
 		}
-		if (r->id && r->type != SCALAR_VALUE) {
-			xv_log_printf(log, "%sid=%u", first ? "" : ",", r->id);
-			first = false;
+		print_var(env, r, &sep);
+	} else {
+		if (r->map && (r->type == PTR_TO_MAP_VALUE || r->type == PTR_TO_MAP_VALUE_OR_NULL ||
+			       r->type == CONST_PTR_TO_MAP)) {
+			if (r->map->name[0])
+				xv_log_printf(log, "map=%s,", r->map->name);
+			xv_log_printf(log, "ks=%u,vs=%u", r->map->key_size, r->map->value_size);
+			sep = ",";
+		}
+		if (r->id) {
+			xv_log_printf(log, "%sid=%u", sep, r->id);
+			sep = ",";
 		}
 		if (r->off) {
-			xv_log_printf(log, "%soff=%d", first ? "" : ",", r->off);
-			first = false;
+			xv_log_printf(log, "%soff=%d", sep, r->off);
+			sep = ",";
 		}
 		if (r->type == PTR_TO_PACKET || r->type == PTR_TO_PACKET_META) {
-			xv_log_printf(log, "%sr=%d", first ? "" : ",", r->range);
-			first = false;
+			xv_log_printf(log, "%sr=%d", sep, r->range);
+			sep = ",";
 		}
-		if (!tnum_equals_const(r->var_off, 0)) {
-			struct xv_reg tmp = *r;
-
-			tmp.id = 0;
-			print_scalar_bounds(env, &tmp, &first);
-		}
-	} else {
-		print_scalar_bounds(env, r, &first);
+		if (var)
+			print_var(env, r, &sep);
 	}
 	xv_log_printf(log, ")");
+}
+
+void xv_print_regs(struct xv_env *env, const struct xv_func_state *f, uint16_t mask)
+{
+	const char *sep = "";
+
+	if (f->frameno)
+		xv_log_printf(&env->log, "frame%u: ", f->frameno);
+	for (int r = 0; r < XV_MAX_REG; r++) {
+		if (!(mask & (1u << r)) || f->regs[r].type == NOT_INIT)
+			continue;
+		xv_log_printf(&env->log, "%sR%d=", sep, r);
+		xv_print_reg(env, &f->regs[r]);
+		sep = " ";
+	}
 }
 
 void xv_print_state(struct xv_env *env, const struct xv_func_state *f, bool all_regs)
@@ -338,7 +435,7 @@ void xv_print_state(struct xv_env *env, const struct xv_func_state *f, bool all_
 			continue;
 		if (!all_regs && !reg->written)
 			continue;
-		xv_log_printf(log, " R%d%s=", r, reg->written ? "_w" : "");
+		xv_log_printf(log, " R%d=", r);
 		xv_print_reg(env, reg);
 	}
 	for (int s = 0; s < f->nslots; s++) {

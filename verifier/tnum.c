@@ -194,6 +194,6 @@ bool tnum_subreg_is_const(struct tnum a)
 
 int tnum_strn(char *str, size_t size, struct tnum a)
 {
-	return snprintf(str, size, "(%#llx; %#llx)", (unsigned long long)a.value,
+	return snprintf(str, size, "(0x%llx; 0x%llx)", (unsigned long long)a.value,
 			(unsigned long long)a.mask);
 }

@@ -107,7 +107,8 @@ struct xv_func_state {
 	uint32_t frameno;
 	uint32_t subprogno;
 	int nslots;		/* stack[0] is fp-8 .. fp-1 */
-	struct xv_stack_slot stack[XV_MAX_SLOTS];
+	int cap;		/* slots allocated in stack */
+	struct xv_stack_slot *stack;
 };
 
 struct xv_explored;
@@ -201,6 +202,8 @@ int xv_compute_liveness(struct xv_env *env);
 int xv_check_max_stack_depth(struct xv_env *env);
 int xv_do_check(struct xv_env *env);
 int xv_find_subprog(const struct xv_env *env, int insn_idx);
+/* Registers insns[idx] reads or writes (bit per register), for the level-2 log. */
+uint16_t xv_insn_regs(const struct xv_env *env, int idx);
 
 /* bounds.c: scalar bounds algebra. */
 void xv_mark_unknown(struct xv_reg *reg);
@@ -235,6 +238,10 @@ bool xv_prog_may_access_pkt(enum xbpf_prog_type type, bool write);
 
 /* state.c: copying, comparing and printing states. */
 struct xv_state *xv_state_new(void);
+struct xv_func_state *xv_frame_new(void);
+void xv_frame_free(struct xv_func_state *f);
+/* Make room for slots down to fp+off (off < 0); -ENOMEM or -EACCES past 512 bytes. */
+int xv_frame_grow(struct xv_func_state *f, int off);
 void xv_state_free(struct xv_state *st);
 int xv_state_copy(struct xv_state *dst, const struct xv_state *src);
 void xv_state_clear(struct xv_state *st);
@@ -245,6 +252,8 @@ void xv_state_clear_singular_ids(struct xv_state *st);
 /* "R1=ctx() R10=fp0 fp-8=mmmmmmmm" for the current frame. */
 void xv_print_state(struct xv_env *env, const struct xv_func_state *f, bool all_regs);
 void xv_print_reg(struct xv_env *env, const struct xv_reg *reg);
+/* "frame1: R0=2 R1=ctx()": the registers in mask of frame f. */
+void xv_print_regs(struct xv_env *env, const struct xv_func_state *f, uint16_t mask);
 const char *xv_reg_type_str(enum xv_reg_type t);
 
 #endif /* XBPF_VERIFIER_IMPL_H */

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_interp.c - xbpf-bench-interp: ns per packet of xbpf's interpreter
  * (and JIT, when the host has one) against the kernel (BPF_PROG_TEST_RUN

@@ -182,8 +182,12 @@ static int run_ctx_check(struct xbpf_run_ctx *ctx, const struct xbpf_test_run_op
 {
 	int err;
 
-	if (opts->flags || opts->cpu)
-		return -EINVAL; /* the kernel refuses both for XDP and skb runs */
+	/*
+	 * The kernel refuses flags for XDP and skb runs; `cpu` is ours: the
+	 * engines run on the CPU it names (per-CPU maps), no flag needed.
+	 */
+	if (opts->flags || opts->cpu >= XBPF_MAX_CPUS)
+		return -EINVAL;
 	if (opts->data_size_in && !opts->data_in)
 		return -EINVAL;
 	switch (ctx->type) {
@@ -217,6 +221,15 @@ static int run_ctx_check(struct xbpf_run_ctx *ctx, const struct xbpf_test_run_op
 
 		if (opts->data_size_in < XBPF_ETH_HLEN || opts->data_size_in > SKB_MAX_DATA)
 			return -EINVAL;
+		{
+			/* test_run wants a whole base IPv4/IPv6 header behind those ethertypes */
+			const uint8_t *eth = opts->data_in;
+			uint16_t proto = (uint16_t)(eth[12] << 8 | eth[13]);
+
+			if ((proto == 0x0800 && opts->data_size_in < XBPF_ETH_HLEN + 20) ||
+			    (proto == 0x86dd && opts->data_size_in < XBPF_ETH_HLEN + 40))
+				return -EINVAL;
+		}
 		err = ctx_image_in(opts, s, sizeof(*s));
 		if (err)
 			return err;
@@ -468,9 +481,13 @@ int xbpf_run_ctx__finish(struct xbpf_run_ctx *ctx, struct xbpf_test_run_opts *op
 	case XBPF_PROG_SOCKET_FILTER: {
 		struct __sk_buff out = ctx->md_in.skb;
 		const struct __sk_buff *s = &ctx->md.skb;
-		uint8_t *data = ctx->frame + XBPF_FRAME_HEADROOM;
-		uint32_t len = ctx->data_size_in;
+		uint8_t *data = (uint8_t *)xbpf_u32_ptr(s->data) - ctx->l2_pulled;
+		uint32_t len = s->len + ctx->l2_pulled;
 
+		/* helpers move data and len; a program without a verifier may scribble */
+		if (data < ctx->frame || len > XBPF_FRAME_SLOT ||
+		    data + len > ctx->frame + XBPF_FRAME_SLOT)
+			return xbpf_err(-EFAULT);
 		if (ctx->type == XBPF_PROG_SOCKET_FILTER)
 			memset(data, 0, XBPF_ETH_HLEN); /* test_run pushes a zeroed header */
 		err = data_finish(opts, data, len);

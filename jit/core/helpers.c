@@ -367,6 +367,138 @@ static uint64_t h_skb_load_bytes(uint64_t r1, uint64_t offset, uint64_t to, uint
 	return 0;
 }
 
+/* bpf_skb_pull_data: test_run skbs are linear; only a length past the end fails. */
+static uint64_t h_skb_pull_data(uint64_t r1, uint64_t len, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	struct xbpf_run_ctx *ctx = run_ctx(r1);
+
+	return (uint32_t)len > ctx->md.skb.len ? (uint64_t)-ENOMEM : 0;
+}
+
+#define ADJ_FIXED_GSO (1ull << 0)
+#define ADJ_ENCAP_L3_IPV4 (1ull << 1)
+#define ADJ_ENCAP_L3_IPV6 (1ull << 2)
+#define ADJ_ENCAP_L4_GRE (1ull << 3)
+#define ADJ_ENCAP_L4_UDP (1ull << 4)
+#define ADJ_NO_CSUM_RESET (1ull << 5)
+#define ADJ_ENCAP_L2_ETH (1ull << 6)
+#define ADJ_DECAP_L3_IPV4 (1ull << 7)
+#define ADJ_DECAP_L3_IPV6 (1ull << 8)
+#define ADJ_ENCAP_L2_MASK (0xffull << 56)
+#define ADJ_ENCAP_L3_MASK (ADJ_ENCAP_L3_IPV4 | ADJ_ENCAP_L3_IPV6)
+#define ADJ_DECAP_L3_MASK (ADJ_DECAP_L3_IPV4 | ADJ_DECAP_L3_IPV6)
+#define ADJ_MASK                                                                                    \
+	(ADJ_FIXED_GSO | ADJ_ENCAP_L3_MASK | ADJ_ENCAP_L4_GRE | ADJ_ENCAP_L4_UDP | ADJ_ENCAP_L2_ETH | \
+	 ADJ_ENCAP_L2_MASK | ADJ_DECAP_L3_MASK)
+#define PROTO_IP 0x0008	  /* htons(ETH_P_IP) as __sk_buff.protocol holds it */
+#define PROTO_IPV6 0xdd86 /* htons(ETH_P_IPV6) */
+#define SKB_MAX_LEN 0xffff
+
+/*
+ * bpf_skb_adjust_room(skb, len_diff, mode, flags) for tc programs on
+ * test_run skbs (linear, not GSO, not encapsulated, the network header
+ * ETH_HLEN after the MAC header): room is made or removed at the MAC
+ * header's end (BPF_ADJ_ROOM_MAC) or after the base network header
+ * (BPF_ADJ_ROOM_NET), the bytes in front are moved, new room is zeroed.
+ */
+static uint64_t h_skb_adjust_room(uint64_t r1, uint64_t diff_arg, uint64_t mode, uint64_t flags,
+				  uint64_t a5)
+{
+	struct xbpf_run_ctx *ctx = run_ctx(r1);
+	struct __sk_buff *s = &ctx->md.skb;
+	int32_t len_diff = (int32_t)diff_arg;
+	uint32_t abs_diff = len_diff < 0 ? 0u - (uint32_t)len_diff : (uint32_t)len_diff;
+	bool shrink = len_diff < 0;
+	uint32_t base, len_min, len_cur, off;
+	uint8_t *data = xbpf_u32_ptr(s->data);
+
+	if (flags & ~(ADJ_MASK | ADJ_NO_CSUM_RESET))
+		return (uint64_t)-EINVAL;
+	if (abs_diff > 0xfff)
+		return (uint64_t)-EFAULT;
+	if (s->protocol != PROTO_IP && s->protocol != PROTO_IPV6)
+		return (uint64_t)-ENOTSUPP_KERNEL;
+	base = s->protocol == PROTO_IP ? 20 : 40;
+	len_min = base;
+	off = XBPF_ETH_HLEN;
+	switch ((uint32_t)mode) {
+	case BPF_ADJ_ROOM_NET:
+		off += base;
+		break;
+	case BPF_ADJ_ROOM_MAC:
+		break;
+	default:
+		return (uint64_t)-ENOTSUPP_KERNEL;
+	}
+	if (flags & ADJ_DECAP_L3_MASK) {
+		if (!shrink)
+			return (uint64_t)-EINVAL;
+		switch (flags & ADJ_DECAP_L3_MASK) {
+		case ADJ_DECAP_L3_IPV4:
+			len_min = 20;
+			break;
+		case ADJ_DECAP_L3_IPV6:
+			len_min = 40;
+			break;
+		default:
+			return (uint64_t)-EINVAL;
+		}
+	}
+	len_cur = s->len - XBPF_ETH_HLEN;
+	if ((shrink && (abs_diff >= len_cur || len_cur - abs_diff < len_min)) ||
+	    (!shrink && s->len + abs_diff > SKB_MAX_LEN))
+		return (uint64_t)-ENOTSUPP_KERNEL;
+
+	if (shrink) {
+		if (flags & ~(ADJ_FIXED_GSO | ADJ_DECAP_L3_MASK | ADJ_NO_CSUM_RESET))
+			return (uint64_t)-EINVAL;
+		if (off + abs_diff > s->len)
+			return (uint64_t)-ENOMEM;
+		memmove(data + abs_diff, data, off);
+		data += abs_diff;
+		if (s->protocol == PROTO_IP && (flags & ADJ_DECAP_L3_IPV6))
+			s->protocol = PROTO_IPV6;
+		else if (s->protocol == PROTO_IPV6 && (flags & ADJ_DECAP_L3_IPV4))
+			s->protocol = PROTO_IP;
+		s->len -= abs_diff;
+	} else {
+		uint32_t inner_mac_len = (uint32_t)(flags >> 56);
+
+		if (flags & ADJ_ENCAP_L3_MASK) {
+			if ((flags & ADJ_ENCAP_L3_MASK) == ADJ_ENCAP_L3_MASK ||
+			    ((flags & ADJ_ENCAP_L4_GRE) && (flags & ADJ_ENCAP_L4_UDP)) ||
+			    ((flags & ADJ_ENCAP_L2_ETH) && inner_mac_len != XBPF_ETH_HLEN) ||
+			    inner_mac_len > abs_diff)
+				return (uint64_t)-EINVAL;
+		}
+		if (off > s->len)
+			return (uint64_t)-ENOMEM;
+		if (data - abs_diff < ctx->frame) {
+			/* no headroom left: move the packet back, if the frame holds it */
+			uint32_t shift = (uint32_t)(ctx->frame + abs_diff - data);
+
+			if (data + s->len + shift > ctx->frame + XBPF_FRAME_SLOT)
+				return (uint64_t)-ENOMEM;
+			memmove(data + shift, data, s->len);
+			data += shift;
+		}
+		data -= abs_diff;
+		memmove(data, data + abs_diff, off);
+		memset(data + off, 0, abs_diff);
+		if (flags & ADJ_ENCAP_L3_MASK) {
+			if (s->protocol == PROTO_IP && (flags & ADJ_ENCAP_L3_IPV6))
+				s->protocol = PROTO_IPV6;
+			else if (s->protocol == PROTO_IPV6 && (flags & ADJ_ENCAP_L3_IPV4))
+				s->protocol = PROTO_IP;
+		}
+		s->len += abs_diff;
+	}
+	s->data = xbpf_ptr_u32(data);
+	s->data_meta = s->data;
+	s->data_end = xbpf_ptr_u32(data + s->len);
+	return 0;
+}
+
 /* bpf_get_hash_recalc: the flow hash; ours is a hash of the packet's bytes up to L4 ports. */
 static uint64_t h_get_hash_recalc(uint64_t r1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
 {
@@ -536,8 +668,12 @@ static const struct xbpf_helper_proto protos[] = {
 	    A(ANYTHING) },
 	  false, NET_PROGS },
 	{ 34, "get_hash_recalc", h_get_hash_recalc, XBPF_RET_INTEGER, { A(PTR_TO_CTX) }, false, TC_PROGS },
+	{ 39, "skb_pull_data", h_skb_pull_data, XBPF_RET_INTEGER, { A(PTR_TO_CTX), A(ANYTHING) }, true,
+	  TC_PROGS },
 	{ 44, "xdp_adjust_head", h_xdp_adjust_head, XBPF_RET_INTEGER, { A(PTR_TO_CTX), A(ANYTHING) }, true,
 	  PROG(XDP) },
+	{ 50, "skb_adjust_room", h_skb_adjust_room, XBPF_RET_INTEGER,
+	  { A(PTR_TO_CTX), A(ANYTHING), A(ANYTHING), A(ANYTHING) }, true, TC_PROGS },
 	{ 51, "redirect_map", h_redirect_map, XBPF_RET_INTEGER,
 	  { A(CONST_MAP_PTR), A(ANYTHING), A(ANYTHING) }, false, PROG(XDP) },
 	{ 54, "xdp_adjust_meta", h_xdp_adjust_meta, XBPF_RET_INTEGER, { A(PTR_TO_CTX), A(ANYTHING) }, true,

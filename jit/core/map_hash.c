@@ -45,6 +45,7 @@ struct htab {
 	size_t elem_size;
 	uint8_t *pool;
 	uint32_t pool_cnt;
+	_Atomic uint32_t pool_used; /* elements ever handed out; grows under free_lock */
 	xbpf_spinlock_t free_lock;
 	struct htab_elem *free_head;
 	_Atomic int32_t count;
@@ -54,7 +55,11 @@ struct htab {
 };
 
 #define NULLS(b) (((uintptr_t)(b) << 1) | 1)
-#define IS_NULLS(p) ((p) & 1)
+/*
+ * End of a chain: a nulls marker, or 0 for a bucket never written (so that
+ * creating a big map touches no bucket memory).  Elements never hold 0.
+ */
+#define IS_NULLS(p) (((p) & 1) || !(p))
 
 static uint64_t mix64(uint64_t x)
 {
@@ -106,7 +111,7 @@ static bool is_lru(enum xbpf_map_type t)
 static int htab_alloc(struct xbpf_map *map)
 {
 	struct htab *h = calloc(1, sizeof(*h));
-	uint32_t i, extra;
+	uint32_t extra;
 
 	if (!h)
 		return -ENOMEM;
@@ -130,15 +135,7 @@ static int htab_alloc(struct xbpf_map *map)
 		free(h);
 		return -ENOMEM;
 	}
-	for (i = 0; i < h->n_buckets; i++)
-		atomic_init(&h->buckets[i].head, NULLS(i));
-	for (i = h->pool_cnt; i-- > 0;) {
-		struct htab_elem *e = pool_elem(h, i);
-
-		atomic_init(&e->next, NULLS(0));
-		e->free_next = h->free_head;
-		h->free_head = e;
-	}
+	/* the pool is handed out front to back (never-used memory stays untouched), then recycled */
 	if (map->spec.map_flags & BPF_F_ZERO_SEED) {
 		h->seed = 0;
 	} else {
@@ -168,6 +165,8 @@ static struct htab_elem *free_pop(struct htab *h)
 	e = h->free_head;
 	if (e)
 		h->free_head = e->free_next;
+	else if (atomic_load_explicit(&h->pool_used, memory_order_relaxed) < h->pool_cnt)
+		e = pool_elem(h, atomic_fetch_add_explicit(&h->pool_used, 1, memory_order_relaxed));
 	xbpf_spin_unlock(&h->free_lock);
 	return e;
 }
@@ -197,7 +196,7 @@ static struct htab_elem *htab_find(struct xbpf_map *map, const void *key, uint32
 				return e;
 			p = atomic_load_explicit(&e->next, memory_order_acquire);
 		}
-		if (p == NULLS(b))
+		if (p == NULLS(b) || !p)
 			return NULL;
 	}
 	return NULL;
@@ -253,6 +252,9 @@ static struct htab_elem *lru_get_elem(struct xbpf_map *map)
 	for (i = 0; !e && i < limit; i++) {
 		uint32_t idx = atomic_fetch_add_explicit(&h->clock_hand, 1, memory_order_relaxed) %
 			       h->pool_cnt;
+
+		if (idx >= atomic_load_explicit(&h->pool_used, memory_order_relaxed))
+			continue;
 		struct htab_elem *cand = pool_elem(h, idx);
 		struct htab_bucket *bkt;
 		_Atomic uintptr_t *link;
@@ -323,10 +325,11 @@ static void update_in_place(struct xbpf_map *map, struct htab_elem *e, const voi
 		       map->val_size);
 }
 
-static void link_head(struct htab_bucket *bkt, struct htab_elem *e)
+static void link_head(struct htab *h, struct htab_bucket *bkt, struct htab_elem *e)
 {
-	atomic_store_explicit(&e->next, atomic_load_explicit(&bkt->head, memory_order_relaxed),
-			      memory_order_relaxed);
+	uintptr_t head = atomic_load_explicit(&bkt->head, memory_order_relaxed);
+
+	atomic_store_explicit(&e->next, head ? head : NULLS(bkt - h->buckets), memory_order_relaxed);
 	atomic_store_explicit(&e->linked, 1, memory_order_relaxed);
 	atomic_store_explicit(&bkt->head, (uintptr_t)e, memory_order_release);
 }
@@ -383,7 +386,7 @@ static int htab_update(struct xbpf_map *map, const void *key, const void *value,
 		}
 	}
 	fill_elem(map, e, key, hash, value, cpu);
-	link_head(bkt, e);
+	link_head(h, bkt, e);
 	e = NULL;
 	if (old) {
 		/* link points at old, or at the new head's next if old was the head */

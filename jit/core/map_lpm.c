@@ -32,6 +32,7 @@ struct lpm_trie {
 	size_t node_size;
 	uint8_t *pool;
 	uint32_t pool_cnt;
+	uint32_t pool_used; /* nodes ever handed out; the rest stays untouched */
 	struct lpm_node *free_head;
 	uint32_t n_entries;
 };
@@ -44,7 +45,6 @@ static uint8_t *node_value(const struct lpm_trie *t, struct lpm_node *n)
 static int lpm_alloc(struct xbpf_map *map)
 {
 	struct lpm_trie *t = calloc(1, sizeof(*t));
-	uint32_t i;
 
 	if (!t)
 		return -ENOMEM;
@@ -58,12 +58,6 @@ static int lpm_alloc(struct xbpf_map *map)
 	if (!t->pool) {
 		free(t);
 		return -ENOMEM;
-	}
-	for (i = t->pool_cnt; i-- > 0;) {
-		struct lpm_node *n = (struct lpm_node *)(t->pool + (size_t)i * t->node_size);
-
-		n->free_next = t->free_head;
-		t->free_head = n;
 	}
 	pthread_mutex_init(&t->lock, NULL);
 	map->priv = t;
@@ -83,8 +77,11 @@ static struct lpm_node *node_get(struct lpm_trie *t)
 {
 	struct lpm_node *n = t->free_head;
 
-	if (n) {
+	if (n)
 		t->free_head = n->free_next;
+	else if (t->pool_used < t->pool_cnt)
+		n = (struct lpm_node *)(t->pool + (size_t)t->pool_used++ * t->node_size);
+	if (n) {
 		atomic_store_explicit(&n->child[0], NULL, memory_order_relaxed);
 		atomic_store_explicit(&n->child[1], NULL, memory_order_relaxed);
 		n->flags = 0;

@@ -326,6 +326,113 @@ static void test_skb_helpers(void)
 	}
 }
 
+/* skb_adjust_room and skb_pull_data on IPv4, IPv6 and ARP frames. */
+static void test_skb_room(void)
+{
+	static const struct {
+		int32_t diff;
+		uint32_t mode;
+		uint64_t flags;
+	} cases[] = {
+		{ -20, BPF_ADJ_ROOM_MAC, 0 },
+		{ -20, BPF_ADJ_ROOM_MAC, 1ull << 7 /* DECAP_L3_IPV4 */ },
+		{ -40, BPF_ADJ_ROOM_MAC, 1ull << 8 /* DECAP_L3_IPV6 */ },
+		{ -40, BPF_ADJ_ROOM_MAC, 3ull << 7 },
+		{ -8, BPF_ADJ_ROOM_NET, 0 },
+		{ -30, BPF_ADJ_ROOM_NET, 0 },
+		{ -60, BPF_ADJ_ROOM_MAC, 0 },
+		{ -45, BPF_ADJ_ROOM_MAC, 0 },
+		{ 20, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 },
+		{ 40, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV6 },
+		{ 28, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 | BPF_F_ADJ_ROOM_ENCAP_L4_UDP },
+		{ 28, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 | BPF_F_ADJ_ROOM_ENCAP_L3_IPV6 },
+		{ 28, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L4_GRE | BPF_F_ADJ_ROOM_ENCAP_L4_UDP },
+		{ 8, BPF_ADJ_ROOM_NET, 0 },
+		{ 20, BPF_ADJ_ROOM_MAC, 1ull << 7 },
+		{ 300, BPF_ADJ_ROOM_MAC, 0 },
+		{ 4095, BPF_ADJ_ROOM_MAC, 0 },
+		{ 4096, BPF_ADJ_ROOM_MAC, 0 },
+		{ 10, 7, 0 },
+		{ 10, BPF_ADJ_ROOM_MAC, 1ull << 9 },
+	};
+	static const uint16_t protos[] = { 0x0800, 0x86dd, 0x0806 };
+	static const uint32_t lens[] = { 60, 100 };
+	uint8_t pkt[100];
+	struct run k, u;
+	size_t c, p, l;
+
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct bpf_insn prog[] = {
+			MOV64_IMM(BPF_REG_2, cases[c].diff),
+			MOV64_IMM(BPF_REG_3, (int32_t)cases[c].mode),
+			INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_4, 0, 0, (int32_t)cases[c].flags),
+			INSN(0, 0, 0, 0, (int32_t)(cases[c].flags >> 32)),
+			CALL(BPF_FUNC_skb_adjust_room),
+			EXIT(),
+		};
+		int fd = prog_load(BPF_PROG_TYPE_SCHED_CLS, prog, 6);
+
+		if (fd < 0) {
+			test_failures++;
+			return;
+		}
+		for (p = 0; p < 3; p++) {
+			for (l = 0; l < 2; l++) {
+				fill(pkt, sizeof(pkt), (uint32_t)(c * 7 + p));
+				pkt[12] = protos[p] >> 8;
+				pkt[13] = protos[p] & 0xff;
+				kernel_run(fd, pkt, lens[l], NULL, 0, sizeof(k.data), &k);
+				user_run(XBPF_PROG_SCHED_CLS, BPF_FUNC_skb_adjust_room,
+					 (uint64_t)(int64_t)cases[c].diff, cases[c].mode, cases[c].flags, 0,
+					 pkt, lens[l], NULL, 0, sizeof(u.data), &u);
+				compare("skb_adjust_room", (long)(c * 100 + p * 10 + l), &k, &u);
+			}
+		}
+		close(fd);
+	}
+	/* which frame lengths test_run accepts, per ethertype */
+	{
+		static const uint16_t ethertypes[] = { 0x0800, 0x86dd, 0x0806, 0x8100, 0x0100 };
+		struct bpf_insn prog[] = { MOV64_IMM(BPF_REG_0, 0), EXIT() };
+		int fd = prog_load(BPF_PROG_TYPE_SCHED_CLS, prog, 2);
+		uint32_t len;
+
+		for (p = 0; p < sizeof(ethertypes) / sizeof(ethertypes[0]) && fd >= 0; p++) {
+			for (len = 10; len <= 60; len++) {
+				fill(pkt, sizeof(pkt), len);
+				pkt[12] = ethertypes[p] >> 8;
+				pkt[13] = ethertypes[p] & 0xff;
+				kernel_run(fd, pkt, len, NULL, 0, sizeof(k.data), &k);
+				user_run(XBPF_PROG_SCHED_CLS, BPF_FUNC_get_smp_processor_id, 0, 0, 0, 0, pkt,
+					 len, NULL, 0, sizeof(u.data), &u);
+				u.retval = k.retval;
+				compare("skb frame length", (long)(ethertypes[p] << 8 | len), &k, &u);
+			}
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	for (c = 0; c < 4; c++) {
+		static const int32_t pulls[] = { 0, 60, 61, 100000 };
+		struct bpf_insn prog[] = {
+			MOV64_IMM(BPF_REG_2, pulls[c]),
+			CALL(BPF_FUNC_skb_pull_data),
+			EXIT(),
+		};
+		int fd = prog_load(BPF_PROG_TYPE_SCHED_CLS, prog, 3);
+
+		if (fd < 0) {
+			test_failures++;
+			return;
+		}
+		kernel_run(fd, pkt, 60, NULL, 0, sizeof(k.data), &k);
+		user_run(XBPF_PROG_SCHED_CLS, BPF_FUNC_skb_pull_data, (uint64_t)pulls[c], 0, 0, 0, pkt, 60,
+			 NULL, 0, sizeof(u.data), &u);
+		compare("skb_pull_data", pulls[c], &k, &u);
+		close(fd);
+	}
+}
+
 /* __sk_buff and xdp_md fields as programs read them after test_run set them up. */
 static void test_ctx_fields(void)
 {
@@ -498,6 +605,7 @@ int main(void)
 	test_xdp_ctx();
 	test_csum_diff();
 	test_skb_helpers();
+	test_skb_room();
 	test_ctx_fields();
 	TEST_DONE();
 }

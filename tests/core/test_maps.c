@@ -556,6 +556,106 @@ static void test_stress(enum xbpf_map_type type)
 	xbpf_map__free(m);
 }
 
+/* LRU under eviction pressure and LPM under churn, readers running alongside. */
+struct churn {
+	struct xbpf_map *map;
+	int id;
+	volatile bool *stop;
+	unsigned long ops;
+};
+
+static void *lru_churn(void *arg)
+{
+	struct churn *c = arg;
+	uint32_t i = (uint32_t)c->id * 7919;
+	uint64_t v;
+
+	xbpf_set_cpu(c->id);
+	while (!*c->stop) {
+		uint32_t key = i++ % 1024;
+		uint64_t *p = xbpf_map__lookup_elem(c->map, &key);
+
+		v = key;
+		if (!p)
+			xbpf_helper_proto(2)->fn((uintptr_t)c->map, (uintptr_t)&key, (uintptr_t)&v, 0, 0);
+		c->ops++;
+	}
+	return NULL;
+}
+
+static void *lpm_reader(void *arg)
+{
+	struct churn *c = arg;
+	uint32_t i = 0;
+
+	while (!*c->stop) {
+		struct lpm_key key = { 32, { 10, (uint8_t)(i >> 8), (uint8_t)i, 1 } };
+		uint32_t *p = xbpf_map__lookup_elem(c->map, &key);
+
+		/* values are the prefix length of their entry: a match never claims more */
+		if (p && *p > 32)
+			test_failures++;
+		i++;
+		c->ops++;
+	}
+	return NULL;
+}
+
+static void test_churn(void)
+{
+	struct xbpf_map *lru = mk(XBPF_MAP_LRU_HASH, 4, 8, 64, 0, 2);
+	struct xbpf_map *lpm = mk(XBPF_MAP_LPM_TRIE, 8, 4, 64, 1, 1);
+	volatile bool stop = false;
+	struct churn c[4] = { { lru, 0, &stop }, { lru, 1, &stop }, { lpm, 0, &stop }, { lpm, 1, &stop } };
+	pthread_t t[4];
+	uint32_t seed = 7, n, k, next;
+	int i;
+
+	CHECK(lru && lpm);
+	pthread_create(&t[0], NULL, lru_churn, &c[0]);
+	pthread_create(&t[1], NULL, lru_churn, &c[1]);
+	pthread_create(&t[2], NULL, lpm_reader, &c[2]);
+	pthread_create(&t[3], NULL, lpm_reader, &c[3]);
+	/* this thread churns the trie: inserts and deletes nested prefixes */
+	/* until every thread has done real work alongside (bounded) */
+	for (i = 0; i < 20000 || ((c[0].ops < 10000 || c[2].ops < 10000 || c[3].ops < 10000) &&
+				  i < 20000000); i++) {
+		struct lpm_key key;
+		uint32_t plen;
+
+		seed = seed * 1103515245 + 12345;
+		plen = 8 + (seed >> 16) % 25;
+		key.prefixlen = plen;
+		key.data[0] = 10;
+		key.data[1] = (uint8_t)(seed >> 8);
+		key.data[2] = (uint8_t)(seed >> 4);
+		key.data[3] = 0;
+		if (seed & 0x100)
+			xbpf_map__update(lpm, &key, &plen, XBPF_ANY);
+		else
+			xbpf_map__delete(lpm, &key);
+	}
+	stop = true;
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	CHECK(c[0].ops >= 10000 && c[2].ops >= 10000);
+	/* LRU never holds more than max_entries, and what it holds is intact */
+	n = 0;
+	if (!xbpf_map__get_next_key(lru, NULL, &next)) {
+		do {
+			uint64_t v;
+
+			CHECK_EQ(xbpf_map__lookup(lru, &next, &v), 0);
+			CHECK_EQ(v, next);
+			k = next;
+			n++;
+		} while (!xbpf_map__get_next_key(lru, &k, &next) && n <= 64);
+	}
+	CHECK(n > 0 && n <= 64);
+	xbpf_map__free(lru);
+	xbpf_map__free(lpm);
+}
+
 int main(void)
 {
 	test_spec_validation();
@@ -572,5 +672,6 @@ int main(void)
 	test_stress(XBPF_MAP_HASH);
 	test_stress(XBPF_MAP_PERCPU_HASH);
 	test_stress(XBPF_MAP_LRU_HASH);
+	test_churn();
 	TEST_DONE();
 }

@@ -63,6 +63,8 @@ for m, (a, e) in REALS.items():
     t.update('xlb_hc_reals', u32(m), hc_real(a, e))
 
 encapped('v4 probe ipip', probe4(), 101)
+big = Ether(src=HMAC, dst=NMAC) / IP(src=SRC4, dst='192.0.2.10') / TCP(sport=1, dport=80, flags='PA') / Raw(b'z' * 1200)
+encapped('v4 probe 1200-byte payload gue', big, 103)
 encapped('v4 probe udp ipip', probe4(proto='udp'), 101)
 encapped('v4 probe in ipv6', probe4(), 102)
 encapped('v4 probe gue', probe4(), 103)

@@ -7,6 +7,10 @@
  * requested stat deltas must match the table.
  *
  *   golden_run ENGINE OBJ PROG TABLE [REASON_MAP]
+ *
+ * ENGINE diff-interp / diff-jit runs every row on the kernel and on the
+ * engine side by side; rows with "expect any" (fuzz tables) must then give
+ * the same error, return value, output bytes and reason counts on both.
  *   ENGINE: kernel | interp | jit | interp-noverify | jit-noverify
  *   (-noverify: xlb's verifier is not run, to tell engine faults from
  *   verifier verdicts)
@@ -543,6 +547,53 @@ static int xbpf_open(struct engine *e, const char *path, const char *prog_name, 
 
 /* ---- the table --------------------------------------------------------- */
 
+/* Verdicts seen in diff runs (retval 0..4, errors), to show what was covered. */
+static unsigned int diff_seen[6];
+
+/* Run one packet on the kernel and a userspace engine; 0 if they agree. */
+static int diff_run(struct engine *k, struct engine *u, const char *row, const char *reason_map,
+		    const uint8_t *in, size_t in_len, uint32_t mark, uint32_t ifindex)
+{
+	static uint8_t out_k[MAX_PKT], out_u[MAX_PKT];
+	uint64_t before[2][XLB_REASON_MAX] = {}, after[2][XLB_REASON_MAX] = {};
+	uint32_t len_k = 0, len_u = 0, ret_k = 0, ret_u = 0;
+	struct engine *eng[2] = { k, u };
+	int err_k, err_u, i, j, bad = 0;
+
+	for (j = 0; j < 2; j++)
+		for (i = 1; i < XLB_REASON_MAX; i++)
+			eng[j]->stat(eng[j], reason_map, i, &before[j][i]);
+	err_k = k->run(k, in, in_len, mark, ifindex, out_k, &len_k, &ret_k);
+	err_u = u->run(u, in, in_len, mark, ifindex, out_u, &len_u, &ret_u);
+	for (j = 0; j < 2; j++)
+		for (i = 1; i < XLB_REASON_MAX; i++)
+			eng[j]->stat(eng[j], reason_map, i, &after[j][i]);
+	if (err_k != err_u) {
+		printf("FAIL %s: kernel error %d, engine error %d\n", row, err_k, err_u);
+		return 1;
+	}
+	diff_seen[err_k ? 5 : ret_k < 5 ? ret_k : 5]++;
+	if (err_k)
+		return 0;
+	if (ret_k != ret_u) {
+		printf("FAIL %s: kernel retval %u, engine %u\n", row, ret_k, ret_u);
+		bad = 1;
+	}
+	if (len_k != len_u || memcmp(out_k, out_u, len_k)) {
+		printf("FAIL %s: output differs (kernel %u bytes, engine %u)\n", row, len_k, len_u);
+		bad = 1;
+	}
+	for (i = 1; i < XLB_REASON_MAX; i++) {
+		if (after[0][i] - before[0][i] != after[1][i] - before[1][i]) {
+			printf("FAIL %s: reason %s counted %llu (kernel) vs %llu (engine)\n", row,
+			       xlb_reason_name(i), (unsigned long long)(after[0][i] - before[0][i]),
+			       (unsigned long long)(after[1][i] - before[1][i]));
+			bad = 1;
+		}
+	}
+	return bad;
+}
+
 struct pending_stat {
 	char map[64];
 	uint32_t key;
@@ -557,7 +608,8 @@ int main(int argc, char **argv)
 	struct pending_stat stats[MAX_STATS];
 	int nstats = 0, failures = 0, rows = 0, runs = 0, lineno = 0, err;
 	uint32_t mark = 0, ifindex = 0;
-	struct engine e = {};
+	struct engine e = {}, e2 = {};
+	bool diff = !strncmp(argc > 1 ? argv[1] : "", "diff-", 5);
 	char row[256] = "", *line = NULL;
 	size_t cap = 0, in_len = 0;
 	cpu_set_t cpus;
@@ -577,7 +629,7 @@ int main(int argc, char **argv)
 		perror(argv[4]);
 		return 1;
 	}
-	if (!strcmp(argv[1], "kernel")) {
+	if (!strcmp(argv[1], "kernel") || diff) {
 		err = kernel_open(&e, argv[2], argv[3]);
 		if (err == -EPERM) {
 			printf("SKIP: no permission to load BPF programs\n");
@@ -600,6 +652,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: cannot open %s:%s: %s\n", argv[1], argv[2], argv[3], strerror(-err));
 		return 1;
 	}
+	if (diff) {
+#ifdef XLB_HAVE_XBPF
+		err = xbpf_open(&e2, argv[2], argv[3], !strcmp(argv[1], "diff-jit"), false);
+		if (err == 1) {
+			printf("SKIP: the userspace runtime lacks helpers this program calls\n");
+			return 77;
+		}
+		if (err) {
+			fprintf(stderr, "%s: userspace engine cannot open %s:%s: %s\n", argv[1], argv[2],
+				argv[3], strerror(-err));
+			return 1;
+		}
+#else
+		printf("SKIP: xlb's userspace engines are not built yet\n");
+		return 77;
+#endif
+	}
 	f = fopen(argv[4], "r");
 	if (!f) {
 		perror(argv[4]);
@@ -621,13 +690,16 @@ int main(int argc, char **argv)
 			rows++;
 		} else if (!strcmp(cmd, "update") && n == 4) {
 			err = hex_decode(b, key, sizeof(key), &klen) ?:
-			      hex_decode(c, val, sizeof(val), &vlen) ?: e.update(&e, a, key, val);
+			      hex_decode(c, val, sizeof(val), &vlen) ?: e.update(&e, a, key, val) ?:
+			      (diff ? e2.update(&e2, a, key, val) : 0);
 		} else if (!strcmp(cmd, "delete") && n == 3) {
 			err = hex_decode(b, key, sizeof(key), &klen) ?: e.delete(&e, a, key);
+			if (diff && (!err || err == -ENOENT))
+				err = e2.delete(&e2, a, key);
 			if (err == -ENOENT)
 				err = 0;
 		} else if (!strcmp(cmd, "clear")) {
-			err = e.clear(&e, a);
+			err = e.clear(&e, a) ?: (diff ? e2.clear(&e2, a) : 0);
 		} else if (!strcmp(cmd, "ring") && n == 4) {
 			uint32_t reals[64], vip = atoi(a), half = atoi(b);
 			int nr = 0;
@@ -636,6 +708,7 @@ int main(int argc, char **argv)
 			for (tok = strtok_r(c, ",", &save); tok && nr < 64; tok = strtok_r(NULL, ",", &save))
 				reals[nr++] = atoi(tok);
 			err = nr ? e.ring(&e, vip, half, reals, nr) : -EINVAL;
+			err = err ?: (diff ? e2.ring(&e2, vip, half, reals, nr) : 0);
 		} else if (!strcmp(cmd, "rodata")) {
 			/* applied before load by scan_rodata() */
 		} else if (!strcmp(cmd, "mark")) {
@@ -651,6 +724,12 @@ int main(int argc, char **argv)
 			in_len = 0;
 			if (n >= 2)
 				err = hex_decode(line + 3, in, sizeof(in), &in_len);
+		} else if (!strcmp(cmd, "expect") && !strcmp(a, "any")) {
+			runs++;
+			if (diff && diff_run(&e, &e2, row, reason_map, in, in_len, mark, ifindex))
+				failures++;
+			mark = ifindex = 0;
+			nstats = 0;
 		} else if (!strcmp(cmd, "expect")) {
 			uint32_t out_len = 0, retval = 0, reason = 0;
 			uint64_t r_before = 0, r_after = 0, tot_before = 0, tot_after = 0, v;
@@ -739,6 +818,9 @@ int main(int argc, char **argv)
 	}
 	free(line);
 	fclose(f);
+	if (diff)
+		printf("kernel verdicts: aborted %u drop %u pass %u tx %u redirect %u error %u\n",
+		       diff_seen[0], diff_seen[1], diff_seen[2], diff_seen[3], diff_seen[4], diff_seen[5]);
 	printf("%s: %d rows, %d runs, %d failures\n", argv[1], rows, runs, failures);
 	return failures ? 1 : 0;
 }

@@ -14,9 +14,12 @@
 # connections (default 1000, fixed source ports 20000..) must all succeed,
 # each must meet the real spread_model.py predicts, and they must spread
 # within +-15% of even.  With HEALTHCHECK_OBJ, marked probes from the LB
-# host must reach the real of their mark.  Everything is removed on exit.
+# host must reach the real of their mark.  DECAP_HOOK=tc runs the reals'
+# decap as the tc ingress variant instead of XDP.  Everything is removed on
+# exit.
 set -u
 testctl=$1 lb_obj=$2 decap_obj=$3 conns=${4:-1000} encap=${5:-ip} hc_obj=${6:-}
+decap_hook=${DECAP_HOOK:-xdp}
 T=xlbt-d6-$$
 PY=/usr/bin/python3
 VIP=10.200.0.1
@@ -80,7 +83,13 @@ for d in s-lb s-cl s-r1 s-r2 s-r3; do
 done
 ip netns exec $T-cl "$testctl" decap "$decap_obj" c0 || exit 1
 for i in 1 2 3; do
-	ip netns exec $T-r$i "$testctl" decap "$decap_obj" r$i 10.10.1$i.2 || { echo "FAIL: decap on r$i"; exit 1; }
+	if [ "$decap_hook" = tc ]; then
+		ip netns exec $T-r$i "$testctl" decap-tc "$decap_obj" r$i 10.10.1$i.2 ||
+			{ echo "FAIL: tc decap on r$i"; exit 1; }
+	else
+		ip netns exec $T-r$i "$testctl" decap "$decap_obj" r$i 10.10.1$i.2 ||
+			{ echo "FAIL: decap on r$i"; exit 1; }
+	fi
 	mkdir -p "$tmp/r$i"
 	cat > "$tmp/r$i/nginx.conf" <<NGX
 worker_processes 1;

@@ -8,6 +8,7 @@
  *   xlb-testctl balancer OBJ DEV GW_MAC SRC4/PLEN VIP PORT ENCAP REAL...
  *       ENCAP: ip | gue; REAL: IPv4 or IPv6 address
  *   xlb-testctl decap OBJ DEV [HOST_ADDR...]   (no address: a pass program)
+ *   xlb-testctl decap-tc OBJ DEV HOST_ADDR...   the tc ingress variant
  *   xlb-testctl stats DEV                       per-real packets, events
  *   xlb-testctl hc OBJ DEV SRC4 MARK=REAL[/gue]... healthcheck on tc egress
  *
@@ -204,11 +205,26 @@ static int cmd_balancer(int argc, char **argv)
 	return 0;
 }
 
+static int fill_decap_addrs(struct bpf_object *obj, int argc, char **argv, int first)
+{
+	__u32 one = 1;
+	int i;
+
+	for (i = first; i < argc; i++) {
+		struct xlb_addr_key key = {};
+
+		if (parse_addr(argv[i], &key.addr, &key.family) ||
+		    bpf_map_update_elem(map_fd(obj, "xlb_decap_addrs"), &key, &one, 0)) {
+			fprintf(stderr, "decap address %s: failed\n", argv[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int cmd_decap(int argc, char **argv)
 {
 	struct bpf_object *obj;
-	__u32 one = 1;
-	int i;
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: decap OBJ DEV [HOST_ADDR...]\n");
@@ -217,14 +233,43 @@ static int cmd_decap(int argc, char **argv)
 	obj = load_attach(argv[2], "xlb_decap_xdp", argv[3]);
 	if (!obj)
 		return 1;
-	for (i = 4; i < argc; i++) {
-		struct xlb_addr_key key = {};
+	return fill_decap_addrs(obj, argc, argv, 4);
+}
 
-		if (parse_addr(argv[i], &key.addr, &key.family) ||
-		    bpf_map_update_elem(map_fd(obj, "xlb_decap_addrs"), &key, &one, 0)) {
-			fprintf(stderr, "decap address %s: failed\n", argv[i]);
-			return 1;
-		}
+/* tc ingress variant through libbpf's tc API; stays attached after exit. */
+static int cmd_decap_tc(int argc, char **argv)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_INGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts);
+	struct bpf_program *prog, *p;
+	struct bpf_object *obj;
+	int err;
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: decap-tc OBJ DEV HOST_ADDR...\n");
+		return 2;
+	}
+	hook.ifindex = if_nametoindex(argv[3]);
+	obj = bpf_object__open_file(argv[2], NULL);
+	prog = obj ? bpf_object__find_program_by_name(obj, "xlb_decap_tc") : NULL;
+	if (!hook.ifindex || !prog) {
+		fprintf(stderr, "decap-tc: no interface %s or no program in %s\n", argv[3], argv[2]);
+		return 1;
+	}
+	bpf_object__for_each_program(p, obj)
+		bpf_program__set_autoload(p, p == prog);
+	if (bpf_object__load(obj) || fill_decap_addrs(obj, argc, argv, 4))
+		return 1;
+	err = bpf_tc_hook_create(&hook);
+	if (err && err != -EEXIST) {
+		fprintf(stderr, "clsact on %s: %s\n", argv[3], strerror(-err));
+		return 1;
+	}
+	opts.prog_fd = bpf_program__fd(prog);
+	err = bpf_tc_attach(&hook, &opts);
+	if (err) {
+		fprintf(stderr, "tc ingress attach on %s: %s\n", argv[3], strerror(-err));
+		return 1;
 	}
 	return 0;
 }
@@ -368,6 +413,8 @@ int main(int argc, char **argv)
 		return cmd_decap(argc, argv);
 	if (!strcmp(argv[1], "stats"))
 		return cmd_stats(argc, argv);
+	if (!strcmp(argv[1], "decap-tc"))
+		return cmd_decap_tc(argc, argv);
 	if (!strcmp(argv[1], "hc"))
 		return cmd_hc(argc, argv);
 usage:

@@ -129,6 +129,29 @@ def outer_src6(prefix, plen, h):
     return str(ipaddress.IPv6Address(bytes(b)))
 
 
+def mutate(rng, raw):
+    """One seeded mutation of a valid frame: byte flips anywhere, garbage
+    in the headers, a cut, random tail growth, or noise over L4 fields."""
+    raw = bytearray(raw)
+    kind = rng.randrange(5)
+    if kind == 0:
+        for _ in range(rng.randrange(1, 4)):
+            raw[rng.randrange(len(raw))] = rng.randrange(256)
+    elif kind == 1:
+        for _ in range(rng.randrange(1, 6)):
+            raw[rng.randrange(min(60, len(raw)))] = rng.randrange(256)
+    elif kind == 2:
+        raw = raw[:rng.randrange(14, len(raw) + 1)]
+    elif kind == 3:
+        raw += bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64)))
+    else:
+        off = 14 + (20 if raw[12:14] == b'\x08\x00' else 40)
+        for j in range(off, min(off + 14, len(raw))):
+            if rng.random() < 0.3:
+                raw[j] = rng.randrange(256)
+    return bytes(raw)
+
+
 class Table:
     def __init__(self):
         self.lines = []

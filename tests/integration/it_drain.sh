@@ -4,7 +4,7 @@
 # Usage: it_drain.sh XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ
 set -u
 XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
-T=xlbt-c7-drn
+T=xlbt-c7-drn-$$
 TOPO_PIN_CPU=0
 source "$(dirname "$0")/topology.sh"
 topo_check

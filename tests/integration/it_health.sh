@@ -5,7 +5,7 @@
 # Usage: it_health.sh XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ
 set -u
 XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
-T=xlbt-c7-hlt
+T=xlbt-c7-hlt-$$
 source "$(dirname "$0")/topology.sh"
 topo_check
 TOPO_TMP=$(mktemp -d /tmp/$T.XXXXXX)

@@ -5,7 +5,7 @@
 # Usage: it_junk.sh XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ
 set -u
 XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
-T=xlbt-c7-jnk
+T=xlbt-c7-jnk-$$
 source "$(dirname "$0")/topology.sh"
 topo_check
 TOPO_TMP=$(mktemp -d /tmp/$T.XXXXXX)
@@ -91,6 +91,13 @@ r = json.loads(ask(conn(), b'{"v":1,"op":"vip.list"}\n'))
 assert r['ok'] is True and len(r['result']['vips']) == 1, r
 idle.close()
 PY
+# Access is by socket permissions: 0660, so an unprivileged user is refused.
+[ "$(stat -c %a "$XLBD_SOCK")" = 660 ] || fail "socket mode $(stat -c %a "$XLBD_SOCK"), want 660"
+chmod 755 "$TOPO_TMP"
+if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$LBCTL" -s "$XLBD_SOCK" vip list 2>&1
+	[ $? = 3 ] || fail "an unprivileged user reached the socket"
+fi
 lbctl -j export > "$TOPO_TMP/after.json"
 cmp -s "$TOPO_TMP/before.json" "$TOPO_TMP/after.json" || fail "state changed by bad requests"
 kill -0 $XLBD_PID || fail "xlbd died"

@@ -6,7 +6,7 @@
 # Usage: it_restart.sh XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ
 set -u
 XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
-T=xlbt-c7-rst
+T=xlbt-c7-rst-$$
 TOPO_PIN_CPU=0
 source "$(dirname "$0")/topology.sh"
 topo_check
@@ -57,6 +57,25 @@ out=$(client spread $VIP 30)
 echo "with xlbd stopped: $out"
 echo "$out" | grep -q '"fails": 0' || fail "traffic broke after SIGTERM: $out"
 ls "$XLBD_PINS"/maps/xlb_conns >/dev/null || fail "maps not pinned after stop"
+# Reconciliation: the store is the truth.  Change it behind xlbd's back
+# (r1 down) while the dataplane still runs the old state; the next start
+# adopts the dataplane and pushes the difference.
+python3 - "$TOPO_TMP/state/xlb.db" ${REALS[0]} <<'PY' || fail "store edit"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE reals SET state='down' WHERE address=?", (sys.argv[2],))
+db.commit()
+PY
+out=$(client spread $VIP 30)
+echo "$out" | grep -q '"r1"' || fail "r1 should still serve before the restart: $out"
+xlbd_start "$XLBD" "$LB_OBJ" || fail "xlbd start after store edit"
+grep -q "reconciling with the store" "$TOPO_TMP/xlbd.log" || fail "no reconcile"
+out=$(client spread $VIP 60)
+echo "after reconcile: $out"
+echo "$out" | grep -q '"r1"' && fail "dataplane not reconciled with the store: $out"
+echo "$out" | grep -q '"fails": 0' || fail "traffic after reconcile: $out"
+xlbd_stop
+
 # --cleanup removes program and pins.
 ip netns exec $T-lb "$XLBD" --cleanup -i l0 -s "$XLBD_SOCK" -d "$TOPO_TMP/state" \
 	--pin-root "$XLBD_PINS" -o "$LB_OBJ" -m 0 >> "$TOPO_TMP/xlbd.log" 2>&1 || fail "cleanup"

@@ -101,12 +101,6 @@ static uint64_t th_log_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, ui
 	return 0;
 }
 
-static uint64_t th_callback_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
-{
-	check_alignment();
-	return ((xbpf_jit_entry_fn)(uintptr_t)r1)(r2, 0) + 1;
-}
-
 static uint64_t th_map_lookup_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
 {
 	struct fake_map *map = (struct fake_map *)(uintptr_t)r1;
@@ -120,7 +114,6 @@ static uint64_t th_map_lookup_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t
 
 static const struct xbpf_helper_proto th_protos[] = {
 	{ .id = TH_MAP_LOOKUP, .name = "map_lookup_elem", .fn = th_map_lookup_fn },
-	{ .id = TH_CALLBACK, .name = "test_callback", .fn = th_callback_fn },
 	{ .id = TH_LOG, .name = "test_log", .fn = th_log_fn },
 	{ .id = TH_DUMP, .name = "test_dump", .fn = th_dump_fn },
 	{ .id = TH_MIX, .name = "test_mix", .fn = th_mix_fn },
@@ -134,59 +127,6 @@ const struct xbpf_helper_proto *xbpf_helper_proto(int32_t id)
 		if (th_protos[i].id == id)
 			return &th_protos[i];
 	return NULL;
-}
-
-void tprog_init(struct tprog *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->func_cnt = 1;
-}
-
-void tprog_free(struct tprog *p)
-{
-	free(p->insns);
-	memset(p, 0, sizeof(*p));
-}
-
-void tprog_add(struct tprog *p, struct xbpf_insn insn)
-{
-	if (p->cnt == p->cap) {
-		p->cap = p->cap ? p->cap * 2 : 64;
-		p->insns = realloc(p->insns, p->cap * sizeof(*p->insns));
-		if (!p->insns)
-			abort();
-	}
-	p->insns[p->cnt++] = insn;
-}
-
-void tprog_ld_imm64(struct tprog *p, uint8_t dst, uint64_t v)
-{
-	tprog_add(p, INSN(XBPF_LD | XBPF_DW | XBPF_IMM, dst, 0, 0, (int32_t)(uint32_t)v));
-	tprog_add(p, INSN(0, 0, 0, 0, (int32_t)(uint32_t)(v >> 32)));
-}
-
-void tprog_func(struct tprog *p, uint16_t stack_depth)
-{
-	if (p->cnt == 0) {
-		p->stack_depth[0] = stack_depth;
-		return;
-	}
-	p->func_start[p->func_cnt] = p->cnt;
-	p->stack_depth[p->func_cnt] = stack_depth;
-	p->func_cnt++;
-}
-
-struct xbpf_exec_prog tprog_exec(const struct tprog *p)
-{
-	struct xbpf_exec_prog e = {
-		.insns = p->insns,
-		.insn_cnt = p->cnt,
-		.func_cnt = p->func_cnt,
-		.func_start = p->func_start,
-		.stack_depth = p->stack_depth,
-		.verified = true,
-	};
-	return e;
 }
 
 int run_jit(const struct xbpf_exec_prog *prog, bool blind, uint64_t r1, uint64_t r2, uint64_t *ret)
@@ -228,32 +168,3 @@ void require_jit(void)
 	}
 }
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-
-void t_srand(uint64_t seed)
-{
-	rng_state = seed ? seed : 1;
-}
-
-uint64_t t_rand(void)
-{
-	/* xorshift64*: deterministic per seed, so failures reproduce. */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dULL;
-}
-
-void dump_prog(const struct xbpf_exec_prog *prog)
-{
-	uint32_t f = 0;
-
-	for (uint32_t i = 0; i < prog->insn_cnt; i++) {
-		const struct xbpf_insn *in = &prog->insns[i];
-
-		if (f < prog->func_cnt && prog->func_start[f] == i)
-			fprintf(stderr, "func %u (stack %u):\n", f, prog->stack_depth[f]), f++;
-		fprintf(stderr, "  %4u: code=%02x dst=%u src=%u off=%d imm=%d\n", i, in->code, in->dst_reg,
-			in->src_reg, in->off, in->imm);
-	}
-}

@@ -4,6 +4,11 @@
  * the reference interpreter and by the host JIT, with and without constant
  * blinding; registers and stack of the main function must match byte for
  * byte.  `test-jit-fuzz [N] [first-seed]` (default 300 programs).
+ *
+ * Debugging a failing seed: FUZZ_MIN=1 turns instructions into nops while
+ * the difference stays and lists what is left; FUZZ_LOG=1 makes callees log
+ * their return values so the first diverging call shows; FUZZ_NOHELPERS,
+ * FUZZ_NOPAD and FUZZ_ONEFUNC switch generator features off.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -111,65 +116,6 @@ out:
 	return bad;
 }
 
-/*
- * Debug aid (FUZZ_CUT=1): replace each instruction of main in turn by a jump
- * to the final dump and report the first cut at which the engines disagree.
- */
-static void find_first_divergence(uint64_t seed)
-{
-	struct progen_opts o = {
-		.seed = seed,
-		.max_funcs = 1 + (int)(seed % 8),
-		.body_blocks = 20 + (int)(seed % 7) * 15,
-		.helpers = true,
-		.long_padding = seed % 3 == 0,
-	};
-	struct tprog p;
-
-	progen_raw(&p, &o);
-	for (uint32_t f = 0; f < p.func_cnt; f++) {
-		uint32_t start = p.func_start[f];
-		uint32_t end = f + 1 < p.func_cnt ? p.func_start[f + 1] : p.cnt;
-		uint32_t epi = end - (f == 0 ? 15 : 11);
-		uint32_t k0 = start;
-
-		while (k0 < epi && !(XBPF_CLASS(p.insns[k0].code) >= XBPF_ST && XBPF_CLASS(p.insns[k0].code) <= XBPF_STX &&
-				     p.insns[k0].dst_reg == XBPF_REG_FP && p.insns[k0].off == -(int)p.stack_depth[f]))
-			k0++;
-		for (uint32_t k = k0 + 1; k < epi; k++) {
-			struct xbpf_insn save[2] = { p.insns[k], p.insns[k + 1] };
-			struct xbpf_exec_prog e = tprog_exec(&p);
-			uint8_t want[DUMP_MAX];
-			bool after_call = false;
-			size_t len;
-			uint64_t r;
-
-			for (uint32_t b = k > 10 ? k - 10 : 0; b < k; b++)
-				after_call |= p.insns[b].code == (XBPF_JMP | XBPF_CALL) ||
-					      (b + 4 > k && p.insns[b].code == (XBPF_ALU64 | XBPF_MOV | XBPF_X) &&
-					       p.insns[b].src_reg == XBPF_REG_FP);
-			if (after_call || (k > 0 && p.insns[k - 1].code == (XBPF_LD | XBPF_DW | XBPF_IMM)))
-				continue;
-			p.insns[k] = JA((int16_t)(epi - k - 1));
-			if (save[0].code == (XBPF_LD | XBPF_DW | XBPF_IMM))
-				p.insns[k + 1] = JA((int16_t)(epi - k - 2));
-			if (!ref_run(&e, 0, 0, &r)) {
-				len = th_dump_len;
-				memcpy(want, th_dump, len);
-				if (!run_jit(&e, false, 0, 0, &r) && memcmp(want, th_dump, len)) {
-					fprintf(stderr, "func %u: first divergence when cutting at insn %u\n", f, k);
-					p.insns[k] = save[0];
-					p.insns[k + 1] = save[1];
-					break;
-				}
-			}
-			p.insns[k] = save[0];
-			p.insns[k + 1] = save[1];
-		}
-	}
-	tprog_free(&p);
-}
-
 static bool differs(const struct tprog *p)
 {
 	struct xbpf_exec_prog e = tprog_exec(p);
@@ -257,10 +203,6 @@ int main(int argc, char **argv)
 	require_jit();
 	if (getenv("FUZZ_MIN")) {
 		minimize(first);
-		return 0;
-	}
-	if (getenv("FUZZ_CUT")) {
-		find_first_divergence(first);
 		return 0;
 	}
 	for (long i = 0; i < n; i++) {

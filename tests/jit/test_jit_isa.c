@@ -245,10 +245,15 @@ int main(int argc, char **argv)
 {
 	char what[64];
 
+	/* argv[2]: test every n-th register pair only (emulated cross runs) */
+	int stride = argc > 2 ? atoi(argv[2]) : 1;
+
 	require_jit();
 	t_srand(argc > 1 ? strtoull(argv[1], NULL, 0) : 42);
 	for (uint8_t d = 0; d <= 9; d++) {
 		for (uint8_t s = 0; s <= 9; s++) {
+			if (stride > 1 && (d * 10 + s) % stride)
+				continue;
 			for (cur_op = 0; cur_op < (int)sizeof(alu_ops); cur_op++) {
 				for (int v = 0; v < 8; v++) {
 					bool sx_ok = alu_ops[cur_op] == XBPF_DIV || alu_ops[cur_op] == XBPF_MOD ||

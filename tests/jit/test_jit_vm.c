@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * test_jit_vm.c - the JIT through the public engine API, on the real
  * runtime core: a verified two-function program that looks a value up in an

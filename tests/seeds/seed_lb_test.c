@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * seed_lb_test.c - external-fixture test: the seeds' two L4 LB programs,
  * built from the seed patches at test time, set up as the seeds' harness set

@@ -60,6 +60,13 @@ def ldxw(dst, src, off): return insn(0x61, dst, src, off)
 def ldxb(dst, src, off): return insn(0x71, dst, src, off)
 def stxb(dst, src, off): return insn(0x73, dst, src, off)
 def jeq_imm(dst, imm, off): return insn(0x15, dst, 0, off, imm)
+def gotol(imm): return insn(0x06, 0, 0, 0, imm)
+def ldxsb(dst, src, off): return insn(0x91, dst, src, off)
+def smod64_imm(dst, imm): return insn(0x97, dst, 0, 1, imm)
+def ldxdw(dst, src, off): return insn(0x79, dst, src, off)
+def stxdw(dst, src, off): return insn(0x7b, dst, src, off)
+def atomic64(dst, src, off, op): return insn(0xdb, dst, src, off, op)
+def mov32_imm(dst, imm): return insn(0xb4, dst, 0, 0, imm)
 def call_local(off): return insn(0x85, 0, 1, 0, off)
 def exit_(): return insn(0x95)
 
@@ -98,6 +105,20 @@ CONFORMANCE_CASES = [
     ("jeq-taken",
      mov64_imm(0, 0) + mov64_imm(1, 5) + jeq_imm(1, 5, 1) + exit_() + mov64_imm(0, 1) + exit_(),
      None, 1),
+    ("gotol-v4", mov64_imm(0, 1) + gotol(1) + mov64_imm(0, 2) + exit_(), None, 1),
+    ("ldxsb-v4", ldxsb(0, 1, 0) + exit_(), "80", u64(-128)),
+    ("smod-v4", mov64_imm(0, -7) + smod64_imm(0, 3) + exit_(), None, u64(-1)),
+    ("mov32-zero-extends", mov64_imm(0, -1) + mov32_imm(0, -1) + exit_(), None, 0xffffffff),
+    ("atomic-fetch-add",
+     mov64_imm(2, 5) + atomic64(1, 2, 0, 0x01) + ldxdw(0, 1, 0) + add64_reg(0, 2) + exit_(),
+     "0100000000000000", 7),
+    ("atomic-cmpxchg",
+     mov64_imm(0, 1) + mov64_imm(2, 9) + atomic64(1, 2, 0, 0xf1) + ldxdw(0, 1, 0) + exit_(),
+     "0100000000000000", 9),
+    ("local-call-own-stack",
+     mov64_imm(1, 3) + stxdw(10, 1, -8) + call_local(3) + ldxdw(1, 10, -8) + add64_reg(0, 1) +
+     exit_() +
+     mov64_imm(2, 40) + stxdw(10, 2, -8) + ldxdw(0, 10, -8) + exit_(), None, 43),
     ("store-to-memory",
      mov64_imm(2, 0x5a) + stxb(1, 2, 1) + ldxb(0, 1, 1) + exit_(), "00 00", 0x5a),
 ]
@@ -224,6 +245,16 @@ def test_runtime(tmp):
           "interp and kernel produce the same output bytes")
     # 11 runs on one packet buffer (as BPF_PROG_TEST_RUN does): an odd number of flips.
     check(results["kernel"][1][:1] == b"\xff", "the program's packet write is visible")
+
+    # --ctx-in: an xdp_md image (data 0, data_end = packet length), as BPF_PROG_TEST_RUN takes it.
+    ctx_in = write(tmp, "ctx.bin", struct.pack("<6I", 0, len(pkt), 0, 0, 0, 0))
+    rets = {}
+    for engine in ("interp", "kernel"):
+        rc, out, err = xbpf("run", OBJECT, "--prog", "cli_xdp", "--data-in", pkt_in,
+                            "--ctx-in", ctx_in, "--engine", engine)
+        rets[engine] = out.splitlines()[1] if rc == 0 and len(out.splitlines()) > 1 else err.strip()
+    check(rets["interp"] == rets["kernel"] == "retval 2 (0x2)",
+          "run --ctx-in: same result on both engines: %r" % rets)
 
     raw = write(tmp, "raw.raw", mov64_imm(0, 1) + exit_())
     for engine in ("interp", "kernel"):

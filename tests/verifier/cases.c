@@ -45,6 +45,14 @@ const struct vcase vcases[] = {
 	{ "calls: unreachable code", XBPF_PROG_TRACEPOINT, {
 		XI_CALL_REL(1), XI_EXIT(), XI_CALL_REL(1), XI_EXIT(), XI_MOV64_K(R0, 0), XI_EXIT(),
 		XI_MOV64_K(R0, 0), XI_EXIT() }, REJECT("unreachable insn 6") },
+	{ "calls: overlapping caller and callee", XBPF_PROG_TRACEPOINT, {
+		XI_CALL_REL(0), XI_MOV64_K(R0, 0), XI_EXIT() }, REJECT("last insn is not an exit or jmp") },
+	{ "calls: conditional call", XBPF_PROG_XDP, {
+		XI_LDX(XBPF_W, R2, R1, 12), XI_JMP_K(XBPF_JEQ, R2, 0, 1), XI_CALL_REL(2), XI_MOV64_K(R0, 0),
+		XI_EXIT(), XI_MOV64_K(R0, 1), XI_EXIT() }, ACCEPT },
+	{ "calls: jump from main into the callee", XBPF_PROG_XDP, {
+		XI_LDX(XBPF_W, R2, R1, 12), XI_JMP_K(XBPF_JEQ, R2, 0, 3), XI_CALL_REL(2), XI_MOV64_K(R0, 0),
+		XI_EXIT(), XI_MOV64_K(R0, 1), XI_EXIT() }, REJECT("jump out of range from insn 1 to 5") },
 	{ "cfg: jump out of program", XBPF_PROG_TRACEPOINT, {
 		XI_MOV64_K(R0, 0), XI_JA(5), XI_EXIT() }, REJECT("jump out of range from insn 1 to 7") },
 	{ "cfg: no exit", XBPF_PROG_TRACEPOINT, { XI_MOV64_K(R0, 0) }, .insn_cnt = 1,
@@ -92,6 +100,18 @@ const struct vcase vcases[] = {
 	{ "stack: misaligned", XBPF_PROG_XDP, {
 		XI_ST(XBPF_DW, FP, -12, 0), XI_MOV64_K(R0, 0), XI_EXIT() },
 		REJECT("misaligned stack access") },
+	{ "stack: variable-offset write and read inside the frame", XBPF_PROG_XDP, {
+		XI_CALL(XH_KTIME), XI_ALU64_K(XBPF_AND, R0, 8), XI_MOV64_X(R1, FP), XI_ALU64_K(XBPF_ADD, R1, -16),
+		XI_ALU64_X(XBPF_ADD, R1, R0), XI_ST(XBPF_DW, R1, 0, 0), XI_LDX(XBPF_DW, R0, R1, 0), XI_EXIT() },
+		ACCEPT },
+	{ "stack: variable-offset write may leave the frame", XBPF_PROG_XDP, {
+		XI_CALL(XH_KTIME), XI_ALU64_K(XBPF_AND, R0, 8), XI_MOV64_X(R1, FP), XI_ALU64_K(XBPF_ADD, R1, -8),
+		XI_ALU64_X(XBPF_ADD, R1, R0), XI_ST(XBPF_DW, R1, 0, 0), XI_MOV64_K(R0, 0), XI_EXIT() },
+		REJECT("invalid variable-offset write to stack R1 var_off=(0x0; 0x8) off=-8 size=8") },
+	{ "stack: variable-offset access misaligned", XBPF_PROG_XDP, {
+		XI_CALL(XH_KTIME), XI_ALU64_K(XBPF_AND, R0, 4), XI_MOV64_X(R1, FP), XI_ALU64_K(XBPF_ADD, R1, -16),
+		XI_ALU64_X(XBPF_ADD, R1, R0), XI_ST(XBPF_DW, R1, 0, 0), XI_MOV64_K(R0, 0), XI_EXIT() },
+		REJECT("misaligned stack access off (0x0; 0x4)+-16+0 size 8") },
 	{ "stack: pointer spill and fill keeps the type", XBPF_PROG_XDP, {
 		XI_STX(XBPF_DW, FP, R1, -8), XI_LDX(XBPF_DW, R2, FP, -8),
 		XI_LDX(XBPF_W, R0, R2, XDP_MD_DATA), XI_MOV64_K(R0, 0), XI_EXIT() }, ACCEPT },

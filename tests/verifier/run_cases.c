@@ -216,6 +216,33 @@ static int load_file(const char *path, struct vcase **ret, size_t *ret_cnt)
 	return 0;
 }
 
+/* Seed inputs for fuzz_verifier from the built-in corpus (its input format). */
+static int dump_corpus(const char *dir)
+{
+	static const enum xbpf_prog_type order[] = { XBPF_PROG_XDP, XBPF_PROG_SCHED_CLS,
+						      XBPF_PROG_SOCKET_FILTER, XBPF_PROG_TRACEPOINT };
+
+	for (size_t i = 0; i < vcase_cnt; i++) {
+		const struct vcase *c = &vcases[i];
+		uint8_t hdr[4] = { 0, 16, 64, 0 }, pkt[64] = { 0 };
+		char path[4096];
+		FILE *fp;
+
+		for (uint8_t t = 0; t < 4; t++)
+			if (order[t] == c->type)
+				hdr[0] = t;
+		snprintf(path, sizeof(path), "%s/case-%03zu", dir, i);
+		fp = fopen(path, "wb");
+		if (!fp)
+			return 1;
+		fwrite(hdr, 1, sizeof(hdr), fp);
+		fwrite(c->insns, sizeof(c->insns[0]), insn_count(c), fp);
+		fwrite(pkt, 1, sizeof(pkt), fp);
+		fclose(fp);
+	}
+	return 0;
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -230,6 +257,8 @@ int main(int argc, char **argv)
 			kernel = true;
 		else if (!strcmp(argv[i], "--file") && i + 1 < argc)
 			file = argv[++i];
+		else if (!strcmp(argv[i], "--dump-corpus") && i + 1 < argc)
+			return dump_corpus(argv[i + 1]);
 		else if (!strcmp(argv[i], "-v"))
 			verbose = true;
 		else

@@ -167,6 +167,10 @@ int main(int argc, char **argv)
 					printf("\nDIFF: kernel %s (%d), xbpf %s", kerr ? "rejects" : "accepts",
 					       kerr, err ? "rejects" : "accepts");
 					failed++;
+				} else if (!kerr && !err && strcmp(kdepth, depth)) {
+					/* Same linking as libbpf: the per-function stack must agree. */
+					printf("\nDIFF: stack depths differ (kernel %s, xbpf %s)", kdepth, depth);
+					failed++;
 				}
 			}
 #endif

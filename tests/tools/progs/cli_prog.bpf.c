@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /* A small XDP program with one subprogram and one map, for the xbpf CLI tests. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>

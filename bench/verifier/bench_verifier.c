@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bench_verifier.c - verification time, xbpf_verify() against the kernel's
+ * BPF_PROG_LOAD (log off), on the seeds' LB programs and xlb's balancer,
+ * with the processed-instruction counts side by side.  Both sides are
+ * measured in this run; the figure that matters is the ratio.
+ *
+ *   xbpf-bench-verifier [--rounds N] [--build-seeds SCRIPT SEEDS_DIR WORKDIR] OBJ...
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <bpf/libbpf.h>
+
+#include "xbpf_verifier.h"
+
+#define STATS_LOG (16 << 20)
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+/* One kernel load of program `name`; its time in us, or <0.  With log, the processed count. */
+static double kernel_load(const char *path, const char *name, char *log, unsigned *ret_insns)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .kernel_log_buf = log, .kernel_log_size = log ? STATS_LOG : 0,
+		    .kernel_log_level = log ? 1 | 4 : 0);
+	struct bpf_object *obj = bpf_object__open_file(path, &oo);
+	struct bpf_program *p;
+	double t0, t1;
+	int err;
+
+	if (!obj)
+		return -1;
+	bpf_object__for_each_program(p, obj)
+		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), name));
+	/* Maps are created by load too; time them out by creating first. */
+	t0 = now_us();
+	err = bpf_object__load(obj);
+	t1 = now_us();
+	if (!err && log && ret_insns) {
+		const char *s = strstr(log, "processed ");
+
+		*ret_insns = s ? (unsigned)strtoul(s + 10, NULL, 10) : 0;
+	}
+	bpf_object__close(obj);
+	return err ? -1 : t1 - t0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	const char *objs[32];
+	char seed_objs[2][4096];
+	int nobj = 0, rounds = 10;
+	char *log = malloc(STATS_LOG);
+
+	if (!log)
+		return 1;
+	libbpf_set_print(quiet);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
+			rounds = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--build-seeds") && i + 3 < argc) {
+			char cmd[8192];
+			int st;
+
+			snprintf(cmd, sizeof(cmd), "python3 '%s' '%s' '%s' >/dev/null", argv[i + 1], argv[i + 2],
+				 argv[i + 3]);
+			st = system(cmd);
+			if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+				snprintf(seed_objs[0], sizeof(seed_objs[0]), "%s/test_xdp_noinline.o", argv[i + 3]);
+				snprintf(seed_objs[1], sizeof(seed_objs[1]), "%s/test_l4lb_noinline.o", argv[i + 3]);
+				objs[nobj++] = seed_objs[0];
+				objs[nobj++] = seed_objs[1];
+			} else {
+				printf("note: seeds' LB programs not built (seeds absent?)\n");
+			}
+			i += 3;
+		} else if (nobj < 32) {
+			objs[nobj++] = argv[i];
+		}
+	}
+	if (rounds < 1)
+		rounds = 1;
+	printf("%-22s %-18s %8s %8s %11s %11s %7s\n", "object", "program", "xbpf", "kernel",
+	       "xbpf us", "kernel us", "ratio");
+	printf("%-22s %-18s %8s %8s %11s %11s %7s\n", "", "", "insns", "insns", "(median)", "(median)",
+	       "x/k");
+	for (int o = 0; o < nobj; o++) {
+		struct xbpf_object *obj = xbpf_object__open_file(objs[o], NULL);
+		struct xbpf_prog *prog = NULL;
+		const char *base = strrchr(objs[o], '/') ? strrchr(objs[o], '/') + 1 : objs[o];
+
+		if (!obj) {
+			printf("%s: cannot open (%s)\n", objs[o], strerror(errno));
+			continue;
+		}
+		while ((prog = xbpf_object__next_prog(obj, prog))) {
+			double *ours = calloc(rounds, sizeof(double)), *kern = calloc(rounds, sizeof(double));
+			struct xbpf_verify_info info;
+			unsigned kinsns = 0;
+			int err = 0, kok = 1;
+
+			for (int r = 0; r < rounds; r++) {
+				double t0 = now_us();
+
+				err = xbpf_verify(prog, NULL, &info);
+				ours[r] = now_us() - t0;
+				kern[r] = kernel_load(objs[o], xbpf_prog__name(prog), NULL, NULL);
+				if (kern[r] < 0)
+					kok = 0;
+			}
+			kernel_load(objs[o], xbpf_prog__name(prog), log, &kinsns);
+			qsort(ours, rounds, sizeof(double), cmp_double);
+			qsort(kern, rounds, sizeof(double), cmp_double);
+			if (!kok) {
+				printf("%-22s %-18s %8u %8s %11.0f %11s %7s  (kernel load failed)\n", base,
+				       xbpf_prog__name(prog), info.insn_processed, "-", ours[rounds / 2], "-", "-");
+			} else {
+				printf("%-22s %-18s %8u %8u %11.0f %11.0f %7.2f%s%s\n", base,
+				       xbpf_prog__name(prog), info.insn_processed, kinsns, ours[rounds / 2],
+				       kern[rounds / 2], ours[rounds / 2] / kern[rounds / 2],
+				       err ? "  xbpf rejects: " : "", err ? info.err_msg : "");
+			}
+			free(ours);
+			free(kern);
+		}
+		xbpf_object__close(obj);
+	}
+	printf("kernel time includes libbpf's map creation and relocation for the object\n");
+	free(log);
+	return 0;
+}

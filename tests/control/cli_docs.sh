@@ -1,0 +1,25 @@
+#!/bin/bash
+# lbctl's help, man page and bash completion come from one command table:
+# every command the help lists is in the man page and completes, the
+# completion script parses, and bad usage exits 2.
+# Usage: cli_docs.sh LBCTL MAN COMPLETION
+set -u
+lbctl=$1 man=$2 comp=$3
+fail() { echo "FAIL: $*"; exit 1; }
+bash -n "$comp" || fail "completion script does not parse"
+cmds=$("$lbctl" help | sed -n 's/^  lbctl \([a-z-]*\)\( [a-z][a-z-]*\)\?.*/\1\2/p' | sed 's/ [A-Z[].*//')
+[ "$(echo "$cmds" | wc -l)" -ge 15 ] || fail "help lists too few commands: $cmds"
+while read -r obj verb; do
+	grep -q "lbctl $obj${verb:+ $verb}" "$man" || fail "man page lacks: $obj $verb"
+	if [ -n "$verb" ]; then
+		got=$(bash -c "source '$comp'; COMP_WORDS=(lbctl $obj ''); COMP_CWORD=2; _lbctl; echo \" \${COMPREPLY[*]} \"")
+		[[ "$got" == *" $verb "* ]] || fail "completion of '$obj' lacks $verb: $got"
+	fi
+	"$lbctl" "$obj" ${verb:+$verb} help >/dev/null 2>&1 || true
+done <<< "$(echo "$cmds" | awk '{print $1, $2}')"
+"$lbctl" frobnicate >/dev/null 2>&1; [ $? = 2 ] || fail "unknown object exit code"
+"$lbctl" vip add >/dev/null 2>&1; [ $? = 2 ] || fail "missing argument exit code"
+"$lbctl" vip add 10.0.0.1 >/dev/null 2>&1; [ $? = 2 ] || fail "VIP without port accepted"
+"$lbctl" real set-weight 10.0.0.1:80 10.1.1.1 heavy >/dev/null 2>&1; [ $? = 2 ] || fail "bad weight accepted"
+"$lbctl" --bogus >/dev/null 2>&1; [ $? = 2 ] || fail "unknown option exit code"
+echo "PASS: $(echo "$cmds" | wc -l) commands documented, completed and in the man page"

@@ -1,0 +1,92 @@
+#!/bin/bash
+# Declarative config through lbctl: apply -f FILE (YAML and JSON) with
+# --dry-run, idempotence, a diff that removes/re-weights, export round trip,
+# a broken file refused with nothing changed; exit codes; the Prometheus
+# endpoint serves per-VIP/real counters and reasons by name.
+# Usage: it_apply.sh XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ
+set -u
+XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
+T=xlbt-c7-apl-$$
+source "$(dirname "$0")/topology.sh"
+topo_check
+TOPO_TMP=$(mktemp -d /tmp/$T.XXXXXX)
+trap 'xlbd_teardown; topo_down; rm -rf "$TOPO_TMP"' EXIT
+fail() { echo "FAIL: $*"; [ -f "$TOPO_TMP/xlbd.log" ] && tail -20 "$TOPO_TMP/xlbd.log"; exit 1; }
+
+topo_up "$DECAP" "$DECAP_OBJ" || fail "topology"
+xlbd_prepare || fail "bpffs"
+port=$((20000 + RANDOM % 20000))
+xlbd_start "$XLBD" "$LB_OBJ" -m $port || fail "xlbd start"
+
+cat > "$TOPO_TMP/lb.yaml" <<YAML
+vips:
+  - address: $VIP
+    port: 80
+    healthcheck: {type: tcp, interval_ms: 300, timeout_ms: 200}
+    reals:
+      - {address: ${REALS[0]}, weight: 10}
+      - {address: ${REALS[1]}, weight: 10}
+      - {address: ${REALS[2]}, weight: 10}
+  - address: 10.200.0.2
+    port: 53
+    proto: udp
+    flags: [no-sport]
+    encap: gue
+    reals:
+      - {address: ${REALS[0]}}
+YAML
+lbctl apply -f "$TOPO_TMP/lb.yaml" --dry-run | tee "$TOPO_TMP/dry"
+grep -q "not applied" "$TOPO_TMP/dry" && grep -q "+ vip 10.200.0.2:53/udp" "$TOPO_TMP/dry" || fail "dry run output"
+[ "$(lbctl -j vip list | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["vips"]))')" = 0 ] ||
+	fail "dry run changed the state"
+lbctl apply -f "$TOPO_TMP/lb.yaml" | tee "$TOPO_TMP/applied"
+grep -q "6 change(s) applied" "$TOPO_TMP/applied" || fail "apply"
+lbctl vip list
+out=$(client spread $VIP 60)
+echo "$out" | grep -q '"fails": 0' || fail "traffic after apply: $out"
+
+# Idempotent, and export is apply's format.
+lbctl apply -f "$TOPO_TMP/lb.yaml" | grep -q "0 change(s)" || fail "second apply not a no-op"
+lbctl export > "$TOPO_TMP/export.json"
+lbctl apply -f "$TOPO_TMP/export.json" | grep -q "0 change(s)" || fail "export does not round-trip"
+
+# A diff: r3 leaves, r2 re-weighted, the UDP VIP goes.
+python3 - "$TOPO_TMP/export.json" > "$TOPO_TMP/next.json" <<PY
+import json, sys
+c = json.load(open(sys.argv[1]))
+c['vips'] = [v for v in c['vips'] if v['port'] == 80]
+v = c['vips'][0]
+v['reals'] = [r for r in v['reals'] if r['address'] != '${REALS[2]}']
+for r in v['reals']:
+    if r['address'] == '${REALS[1]}':
+        r['weight'] = 30
+print(json.dumps(c))
+PY
+lbctl apply -f "$TOPO_TMP/next.json" | tee "$TOPO_TMP/diff"
+grep -q "^- real .*${REALS[2]}" "$TOPO_TMP/diff" && grep -q "^~ real .*${REALS[1]} weight 10->30" "$TOPO_TMP/diff" &&
+	grep -q "^- vip 10.200.0.2:53/udp" "$TOPO_TMP/diff" || fail "diff lines"
+out=$(client spread $VIP 80)
+echo "$out"
+echo "$out" | grep -q '"r3"' && fail "removed real still gets traffic"
+echo "$out" | grep -q '"fails": 0' || fail "traffic after diff: $out"
+
+# Broken files: usage exit code 2, nothing changes.
+lbctl -j export > "$TOPO_TMP/before.json"
+printf 'vips:\n  - address: 10.0.0.1\n    port: 80\n    colour: red\n' > "$TOPO_TMP/bad.yaml"
+lbctl apply -f "$TOPO_TMP/bad.yaml"; [ $? = 2 ] || fail "bad file exit code"
+printf 'vips: [\n' > "$TOPO_TMP/bad2.yaml"
+lbctl apply -f "$TOPO_TMP/bad2.yaml"; [ $? = 2 ] || fail "syntax error exit code"
+lbctl real del $VIP:80 10.9.9.9; [ $? = 1 ] || fail "refused request exit code"
+lbctl vip frobnicate; [ $? = 2 ] || fail "unknown verb exit code"
+"$LBCTL" -s "$TOPO_TMP/nope.sock" status; [ $? = 3 ] || fail "unreachable exit code"
+lbctl -j export > "$TOPO_TMP/after.json"
+cmp -s "$TOPO_TMP/before.json" "$TOPO_TMP/after.json" || fail "a refused file changed the state"
+
+# Metrics.
+ip netns exec $T-lb curl -s "http://127.0.0.1:$port/metrics" > "$TOPO_TMP/metrics" || fail "metrics endpoint"
+grep -E "^xlb_real_packets_total\{.*real=\"${REALS[1]}\"" "$TOPO_TMP/metrics" | awk '{exit !($2 > 0)}' ||
+	fail "no real packet counter"
+grep -q '^xlb_reason_packets_total{reason="pass_not_vip"}' "$TOPO_TMP/metrics" || fail "reasons by name"
+grep -q '^xlb_real_up{' "$TOPO_TMP/metrics" && grep -q '^xlb_lru_hit_ratio ' "$TOPO_TMP/metrics" || fail "health/LRU metrics"
+[ "$(ip netns exec $T-lb curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/nope")" = 404 ] || fail "404"
+echo PASS
