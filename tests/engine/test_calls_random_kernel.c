@@ -9,7 +9,7 @@
  * caller's), may call a later function (no recursion; up to 8 frames) and
  * returns a value folded from all of that.  main finally folds R0 and R6-R9
  * into R0.  The kernel runs each program as XDP twice (low, then high half
- * of R0) and must agree with the interpreter.  Fixed seed.
+ * of R0) and must agree with the interpreter, as must the host JIT.  Fixed seed.
  * Exits 77 when the kernel refuses BPF to this process.
  */
 #include <errno.h>
@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "engine_impl.h"
 #include "isa_corpus.h"
 #include "insn_macros.h"
 
@@ -187,6 +188,26 @@ static int kernel_run(const struct xbpf_insn *p, size_t n, uint32_t *ret_retval)
 	return 0;
 }
 
+/* The host JIT (if any) must agree with the interpreter on all 64 bits. */
+static int check_jit(const struct isa_case *c, const struct isa_result *interp, int i)
+{
+	struct isa_result jit;
+
+	if (!__xbpf_jit_host_arch)
+		return 0;
+	if (isa_corpus_run(c, XBPF_ENGINE_JIT, false, &jit) || jit.load_err || jit.run_err ||
+	    jit.engine != XBPF_ENGINE_JIT) {
+		fprintf(stderr, "FAIL program %d: the JIT did not run it\n", i);
+		return 1;
+	}
+	if (jit.r0 != interp->r0) {
+		fprintf(stderr, "FAIL program %d: JIT %#llx, interpreter %#llx\n", i,
+			(unsigned long long)jit.r0, (unsigned long long)interp->r0);
+		return 1;
+	}
+	return 0;
+}
+
 int main(void)
 {
 	static struct func funcs[MAX_FUNCS];
@@ -226,6 +247,8 @@ int main(void)
 					failures++;
 					break;
 				}
+				if (check_jit(&c, &res, i))
+					failures++;
 			}
 			mine = hi ? (uint32_t)(res.r0 >> 32) : (uint32_t)res.r0;
 			err = kernel_run(prog, n, &retval);
