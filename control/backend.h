@@ -32,6 +32,7 @@ enum xlb_xdp_mode {
 struct xlb_backend_opts {
 	const char *obj_path; /* balancer.bpf.o */
 	const char *pin_root; /* /sys/fs/bpf/xlb */
+	const char *hc_obj_path; /* healthcheck.bpf.o (tc egress); NULL: beside obj_path */
 	enum xlb_verify_policy verify;
 	enum xlb_xdp_mode xdp_mode;
 	bool skb_mode; /* generic XDP only */
@@ -95,7 +96,17 @@ struct xlb_backend_ops {
 	int (*stats)(struct xlb_backend *be, struct xlb_dp_stats *ret);
 	/* Status as a JSON object (caller decrefs). */
 	json_t *(*status)(struct xlb_backend *be);
+	/*
+	 * Health probes through the encapsulated path: packets carrying skb
+	 * mark `mark` leave encapsulated toward addr.  addr NULL forgets the
+	 * mark.  -EOPNOTSUPP when the healthcheck program is not attached.
+	 */
+	int (*hc_real_put)(struct xlb_backend *be, uint32_t mark, const struct xlb_ip *addr,
+			   enum xlb_encap_kind encap, struct xlb_err *err);
 };
+
+/* skb mark of the encapsulated health probes of a real. */
+#define XLB_HC_MARK(real_id) (0x584c0000u | (real_id))
 
 struct xlb_backend {
 	const struct xlb_backend_ops *ops;

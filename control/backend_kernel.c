@@ -23,6 +23,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <libgen.h>
 #include <jansson.h>
 #include <limits.h>
 #include <linux/if_link.h>
@@ -143,9 +145,16 @@ struct kernel {
 	bool vip_present[XLB_MAX_VIPS];
 	uint64_t retired_ns[XLB_MAX_VIPS];
 	uint32_t *keys;
+	/* The healthcheck tc program (encapsulated probes). */
+	struct bpf_object *hc_obj;
+	int hc_reals_fd;
+	char hc_msg[200];
 };
 
 #define klog(k, lvl, ...) ((k)->opts.log ? (k)->opts.log(lvl, __VA_ARGS__) : (void)0)
+
+static void hc_setup(struct kernel *k);
+static int map_err(struct xlb_err *err, const char *what, int e);
 
 static uint64_t now_ns(void)
 {
@@ -313,7 +322,10 @@ static int run_verifier(struct kernel *k, struct xlb_err *err)
 	}
 	ret = xlb_verify_object(k->opts.obj_path, &k->verify_json, &verr);
 	k->verify_result = ret;
-	snprintf(k->verify_msg, sizeof(k->verify_msg), "%s", ret ? verr.msg : "accepted");
+	if (ret)
+		snprintf(k->verify_msg, sizeof(k->verify_msg), "%s", verr.msg);
+	else
+		snprintf(k->verify_msg, sizeof(k->verify_msg), "every program of the object passed pre-validation");
 	if (!ret) {
 		klog(k, LOG_INFO, "xlb verifier accepted %s", k->opts.obj_path);
 		return 0;
@@ -518,8 +530,10 @@ static int kernel_open(struct xlb_backend *be, const struct xlb_backend_opts *op
 	}
 	if (all_adopted) {
 		ret = open_pinned_maps(k, err);
-		if (!ret)
+		if (!ret) {
+			hc_setup(k);
 			return 0;
+		}
 		klog(k, LOG_WARNING, "%s, reloading", err ? err->msg : "pinned maps missing");
 		for (int m = 0; m < KM_CNT; m++)
 			if (k->fd[m] >= 0) {
@@ -545,7 +559,150 @@ static int kernel_open(struct xlb_backend *be, const struct xlb_backend_opts *op
 			return ret;
 	}
 	/* The object is loaded now; its maps are pinned (or were re-used from pins). */
-	return open_pinned_maps(k, err);
+	ret = open_pinned_maps(k, err);
+	if (!ret)
+		hc_setup(k);
+	return ret;
+}
+
+/* The interface's first address of a family, for the probes' outer source. */
+static bool iface_addr(const char *ifname, int family, struct xlb_ip *ret)
+{
+	struct ifaddrs *ifa, *i;
+	bool found = false;
+
+	if (getifaddrs(&ifa))
+		return false;
+	for (i = ifa; i && !found; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != family || strcmp(i->ifa_name, ifname))
+			continue;
+		memset(ret, 0, sizeof(*ret));
+		ret->family = (uint8_t)family;
+		if (family == AF_INET) {
+			memcpy(ret->bytes, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, 4);
+			found = true;
+		} else if (!IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr)) {
+			memcpy(ret->bytes, &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, 16);
+			found = true;
+		}
+	}
+	freeifaddrs(ifa);
+	return found;
+}
+
+#define HC_TC_HANDLE 0x584c
+#define HC_TC_PRIO 0xc7
+
+/*
+ * Attach healthcheck.bpf.o on every interface's tc egress (replacing a
+ * previous xlbd's filter).  Optional: without it, probes marked "encap"
+ * fall back to direct probes, with a warning.
+ */
+static void hc_setup(struct kernel *k)
+{
+	const struct xlb_settings *set = k->opts.settings;
+	char path[PATH_MAX], dir[PATH_MAX];
+	struct bpf_program *prog;
+	struct xlb_hc_config cfg = { 0 };
+	struct xlb_ip a;
+	__u32 zero = 0;
+	int ret, cfd;
+
+	k->hc_reals_fd = -1;
+	if (k->opts.hc_obj_path) {
+		snprintf(path, sizeof(path), "%s", k->opts.hc_obj_path);
+	} else {
+		snprintf(dir, sizeof(dir), "%s", k->opts.obj_path);
+		snprintf(path, sizeof(path), "%s/healthcheck.bpf.o", dirname(dir));
+	}
+	if (access(path, R_OK)) {
+		snprintf(k->hc_msg, sizeof(k->hc_msg), "%.150s missing", path);
+		return;
+	}
+	k->hc_obj = bpf_object__open_file(path, NULL);
+	if (libbpf_get_error(k->hc_obj) || (ret = bpf_object__load(k->hc_obj))) {
+		snprintf(k->hc_msg, sizeof(k->hc_msg), "cannot load %.150s", path);
+		if (!libbpf_get_error(k->hc_obj))
+			bpf_object__close(k->hc_obj);
+		k->hc_obj = NULL;
+		return;
+	}
+	prog = bpf_object__find_program_by_name(k->hc_obj, "xlb_healthcheck");
+	k->hc_reals_fd = bpf_object__find_map_fd_by_name(k->hc_obj, "xlb_hc_reals");
+	cfd = bpf_object__find_map_fd_by_name(k->hc_obj, "xlb_hc_config");
+	memcpy(cfg.gw_mac, set->gw_mac, 6);
+	cfg.gue_port = set->gue_port;
+	if (k->iface_cnt && iface_addr(k->ifaces[0].name, AF_INET, &a))
+		memcpy(&cfg.src4, a.bytes, 4);
+	if (k->iface_cnt && iface_addr(k->ifaces[0].name, AF_INET6, &a))
+		memcpy(cfg.src6.bytes, a.bytes, 16);
+	if (!prog || k->hc_reals_fd < 0 || cfd < 0 || bpf_map_update_elem(cfd, &zero, &cfg, BPF_ANY)) {
+		snprintf(k->hc_msg, sizeof(k->hc_msg), "%.150s lacks xlb_healthcheck or its maps", path);
+		goto fail;
+	}
+	for (size_t i = 0; i < k->iface_cnt; i++) {
+		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = k->ifaces[i].ifindex,
+			    .attach_point = BPF_TC_EGRESS);
+		LIBBPF_OPTS(bpf_tc_opts, opts, .handle = HC_TC_HANDLE, .priority = HC_TC_PRIO,
+			    .prog_fd = bpf_program__fd(prog), .flags = BPF_TC_F_REPLACE);
+
+		ret = bpf_tc_hook_create(&hook);
+		if (ret && ret != -EEXIST) {
+			snprintf(k->hc_msg, sizeof(k->hc_msg), "%s: clsact: %s", k->ifaces[i].name,
+				 strerror(-ret));
+			goto fail;
+		}
+		ret = bpf_tc_attach(&hook, &opts);
+		if (ret) {
+			snprintf(k->hc_msg, sizeof(k->hc_msg), "%s: tc egress attach: %s",
+				 k->ifaces[i].name, strerror(-ret));
+			goto fail;
+		}
+	}
+	snprintf(k->hc_msg, sizeof(k->hc_msg), "attached on tc egress (%.150s)", path);
+	klog(k, LOG_INFO, "health probes through the encapsulated path: %s", k->hc_msg);
+	return;
+fail:
+	klog(k, LOG_WARNING, "encapsulated health probes unavailable: %s", k->hc_msg);
+	bpf_object__close(k->hc_obj);
+	k->hc_obj = NULL;
+	k->hc_reals_fd = -1;
+}
+
+static void hc_teardown(struct kernel *k, bool keep)
+{
+	if (!keep) {
+		for (size_t i = 0; i < k->iface_cnt; i++) {
+			LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = k->ifaces[i].ifindex,
+				    .attach_point = BPF_TC_EGRESS);
+			LIBBPF_OPTS(bpf_tc_opts, opts, .handle = HC_TC_HANDLE, .priority = HC_TC_PRIO);
+
+			bpf_tc_detach(&hook, &opts);
+		}
+	}
+	if (k->hc_obj)
+		bpf_object__close(k->hc_obj);
+	k->hc_obj = NULL;
+}
+
+static int kernel_hc_real_put(struct xlb_backend *be, uint32_t mark, const struct xlb_ip *addr,
+			      enum xlb_encap_kind encap, struct xlb_err *err)
+{
+	struct kernel *k = be->priv;
+	struct xlb_hc_real r = { 0 };
+
+	if (!k->hc_obj || k->hc_reals_fd < 0)
+		return xlb_err_set(err, -EOPNOTSUPP, "healthcheck program not attached: %s", k->hc_msg);
+	if (!addr) {
+		if (bpf_map_delete_elem(k->hc_reals_fd, &mark) && errno != ENOENT)
+			return map_err(err, "delete from xlb_hc_reals", errno);
+		return 0;
+	}
+	to_dp_addr(addr, &r.addr, &r.family);
+	r.encap = encap == XLB_ENC_GUE ? XLB_ENCAP_GUE : XLB_ENCAP_IP;
+	if (bpf_map_update_elem(k->hc_reals_fd, &mark, &r, BPF_ANY))
+		return map_err(err, "update xlb_hc_reals", errno);
+	return 0;
 }
 
 static void kernel_close(struct xlb_backend *be, bool keep)
@@ -554,6 +711,7 @@ static void kernel_close(struct xlb_backend *be, bool keep)
 
 	if (!k)
 		return;
+	hc_teardown(k, keep);
 	for (size_t i = 0; i < k->iface_cnt; i++) {
 		struct kiface *ifc = &k->ifaces[i];
 
@@ -845,6 +1003,8 @@ static json_t *kernel_status(struct xlb_backend *be)
 		      "message", k->verify_msg);
 	if (k->verify_json)
 		json_object_set(json_object_get(j, "verifier"), "programs", k->verify_json);
+	json_object_set_new(j, "healthcheck_program",
+			    json_pack("{s:b, s:s}", "attached", k->hc_obj != NULL, "message", k->hc_msg));
 	return j;
 }
 
@@ -861,4 +1021,5 @@ const struct xlb_backend_ops xlb_backend_kernel_ops = {
 	.real_counters = kernel_real_counters,
 	.stats = kernel_stats,
 	.status = kernel_status,
+	.hc_real_put = kernel_hc_real_put,
 };

@@ -27,7 +27,9 @@
 
 struct probe {
 	uint32_t real_id;
-	struct xlb_ip addr;
+	uint32_t mark; /* non-zero: through the encapsulated path, to the VIP */
+	struct xlb_ip addr; /* where the probe connects */
+	struct xlb_ip real; /* for messages */
 	uint16_t port;
 	struct xlb_hc hc;
 	char host[64];
@@ -79,6 +81,11 @@ static int run_probe(const struct probe *p, char *msg, size_t len)
 		snprintf(msg, len, "socket: %s", strerror(errno));
 		return -errno;
 	}
+	if (p->mark && setsockopt(fd, SOL_SOCKET, SO_MARK, &p->mark, sizeof(p->mark))) {
+		r = -errno;
+		snprintf(msg, len, "SO_MARK: %s", strerror(-r));
+		goto out;
+	}
 	r = connect(fd, (struct sockaddr *)&ss, sl);
 	if (r && errno != EINPROGRESS) {
 		r = -errno;
@@ -97,9 +104,18 @@ static int run_probe(const struct probe *p, char *msg, size_t len)
 		size_t got = 0;
 		int code = 0;
 
-		snprintf(req, sizeof(req),
-			 "GET %s HTTP/1.0\r\nHost: %s\r\nUser-Agent: xlbd-healthcheck\r\nConnection: close\r\n\r\n",
-			 p->hc.path, p->host);
+		/*
+		 * Through the encapsulated path the request stays minimal: the
+		 * healthcheck tc program (dataplane) currently drops TCP segments
+		 * whose headers and payload exceed its 128-byte pull (seen as
+		 * drop_trunc_l4), so no Host/User-Agent headers there.
+		 */
+		if (p->mark)
+			snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\n\r\n", p->hc.path);
+		else
+			snprintf(req, sizeof(req),
+				 "GET %s HTTP/1.0\r\nHost: %s\r\nUser-Agent: xlbd-healthcheck\r\nConnection: close\r\n\r\n",
+				 p->hc.path, p->host);
 		if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req)) {
 			r = -EIO;
 			snprintf(msg, len, "send failed");
@@ -165,8 +181,23 @@ static void *health_main(void *arg)
 					cap = cap ? cap * 2 : 16;
 				}
 				due[n] = (struct probe){ .real_id = r->id, .addr = r->addr,
+							 .real = r->addr,
 							 .port = v->hc.port ? v->hc.port : v->port,
 							 .hc = v->hc };
+				if (v->hc.via_encap) {
+					struct xlb_err err;
+					uint32_t mark = XLB_HC_MARK(r->id);
+
+					if (d->be.ops->hc_real_put &&
+					    !d->be.ops->hc_real_put(&d->be, mark, &r->addr, v->encap, &err)) {
+						due[n].mark = mark;
+						due[n].addr = v->addr;
+					} else if (!h->probes) {
+						xlbd_log(LOG_WARNING,
+							 "encapsulated probe impossible (%s), probing the real directly",
+							 d->be.ops->hc_real_put ? err.msg : "backend");
+					}
+				}
 				xlb_addr_str(&v->addr, due[n].host, sizeof(due[n].host));
 				h->next_probe_ns = now + (uint64_t)v->hc.interval_ms * 1000000ull;
 				n++;
@@ -207,7 +238,7 @@ static void *health_main(void *arg)
 				struct xlb_err err;
 
 				xlbd_log(LOG_NOTICE, "real %s is %s (%s)",
-					 xlb_addr_str(&due[i].addr, a, sizeof(a)),
+					 xlb_addr_str(&due[i].real, a, sizeof(a)),
 					 h->state == HEALTH_UP ? "healthy: back in the ring" :
 								 "unhealthy: out of the ring",
 					 r ? msg : "probe ok");

@@ -104,7 +104,7 @@ int xlb_vip_key_from_json(const json_t *j, struct xlb_ip *ret_addr, uint16_t *re
 static int hc_from_json(const json_t *j, struct xlb_hc *hc, struct xlb_err *err)
 {
 	static const char *const keys[] = { "type", "port", "path", "interval_ms", "timeout_ms",
-					    "rise", "fall", NULL };
+					    "rise", "fall", "via", NULL };
 	const char *s;
 	uint64_t n;
 	int ret;
@@ -146,6 +146,16 @@ static int hc_from_json(const json_t *j, struct xlb_hc *hc, struct xlb_err *err)
 		return ret;
 	if (!ret)
 		hc->fall = (uint8_t)n;
+	if ((ret = get_str(j, "via", false, &s, err)) < 0)
+		return ret;
+	if (!ret) {
+		if (!strcmp(s, "encap"))
+			hc->via_encap = true;
+		else if (!strcmp(s, "direct"))
+			hc->via_encap = false;
+		else
+			return xlb_err_set(err, -EINVAL, "bad healthcheck via \"%.16s\" (direct, encap)", s);
+	}
 	return 0;
 }
 
@@ -285,13 +295,14 @@ json_t *xlb_vip_to_json(const struct xlb_vip_cfg *v, bool with_reals)
 		return NULL;
 	if (v->hc.type != XLB_HC_NONE)
 		json_object_set_new(j, "healthcheck",
-				    json_pack("{s:s, s:I, s:s, s:I, s:I, s:I, s:I}", "type",
+				    json_pack("{s:s, s:I, s:s, s:I, s:I, s:I, s:I, s:s}", "type",
 					      xlb_hc_type_name(v->hc.type), "port",
 					      (json_int_t)v->hc.port, "path", v->hc.path,
 					      "interval_ms", (json_int_t)v->hc.interval_ms,
 					      "timeout_ms", (json_int_t)v->hc.timeout_ms, "rise",
 					      (json_int_t)v->hc.rise, "fall",
-					      (json_int_t)v->hc.fall));
+					      (json_int_t)v->hc.fall, "via",
+					      v->hc.via_encap ? "encap" : "direct"));
 	if (with_reals) {
 		reals = json_array();
 		for (size_t i = 0; i < v->real_cnt; i++)

@@ -219,6 +219,8 @@ static int parse_vip_opts(json_t *vip, int argc, char **argv)
 				json_object_set_new(hc, "type", json_string(v));
 			} else if (!strcmp(k, "hc-path")) {
 				json_object_set_new(hc, "path", json_string(v));
+			} else if (!strcmp(k, "hc-via")) {
+				json_object_set_new(hc, "via", json_string(v));
 			} else {
 				static const struct {
 					const char *opt, *key;
@@ -849,7 +851,7 @@ static int cmd_verify(struct ctx *c, int argc, char **argv)
 static int cmd_help(struct ctx *c, int argc, char **argv);
 
 static const struct cmd commands[] = {
-	{ "vip", "add", "VIP [encap ipip|gue] [flags F[,F...]] [hc tcp|http|none] [hc-port N] [hc-path P] [hc-interval MS] [hc-timeout MS] [hc-rise N] [hc-fall N]",
+	{ "vip", "add", "VIP [encap ipip|gue] [flags F[,F...]] [hc tcp|http|none] [hc-port N] [hc-path P] [hc-interval MS] [hc-timeout MS] [hc-rise N] [hc-fall N] [hc-via direct|encap]",
 	  "Add a VIP. VIP is ADDR:PORT[/tcp|udp] ([V6ADDR]:PORT for IPv6); flags: no-sport, dport-only, no-lru, local, quic.",
 	  cmd_vip_add },
 	{ "vip", "del", "VIP", "Delete a VIP and its reals.", cmd_vip_del },
@@ -969,6 +971,7 @@ static void print_completion(void)
 	       "\t-f) COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n"
 	       "\tencap) COMPREPLY=($(compgen -W \"ipip gue\" -- \"$cur\")) ;;\n"
 	       "\thc) COMPREPLY=($(compgen -W \"tcp http none\" -- \"$cur\")) ;;\n"
+	       "\thc-via) COMPREPLY=($(compgen -W \"direct encap\" -- \"$cur\")) ;;\n"
 	       "\tstate) COMPREPLY=($(compgen -W \"active draining down\" -- \"$cur\")) ;;\n"
 	       "\tflags) COMPREPLY=($(compgen -W \"no-sport dport-only no-lru local quic\" -- \"$cur\")) ;;\n"
 	       "\tesac\n}\ncomplete -F _lbctl lbctl\n");

@@ -37,6 +37,7 @@ static const char schema[] =
 	" hc_type TEXT NOT NULL, hc_port INTEGER NOT NULL, hc_path TEXT NOT NULL,"
 	" hc_interval_ms INTEGER NOT NULL, hc_timeout_ms INTEGER NOT NULL,"
 	" hc_rise INTEGER NOT NULL, hc_fall INTEGER NOT NULL,"
+	" hc_via TEXT NOT NULL DEFAULT 'direct',"
 	" UNIQUE(address, port, proto));"
 	"CREATE TABLE IF NOT EXISTS reals("
 	" id INTEGER PRIMARY KEY, vip_id INTEGER NOT NULL REFERENCES vips(id) ON DELETE CASCADE,"
@@ -184,7 +185,7 @@ int xlb_store__save(struct xlb_store *s, const struct xlb_state *state, struct x
 	if (ret)
 		return ret;
 	if (sqlite3_prepare_v2(s->db,
-			       "INSERT INTO vips VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13);",
+			       "INSERT INTO vips VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14);",
 			       -1, &vst, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "INSERT INTO reals VALUES(?1,?2,?3,?4,?5);", -1, &rst,
 			       NULL) != SQLITE_OK ||
@@ -210,6 +211,7 @@ int xlb_store__save(struct xlb_store *s, const struct xlb_state *state, struct x
 		sqlite3_bind_int64(vst, 11, v->hc.timeout_ms);
 		sqlite3_bind_int(vst, 12, v->hc.rise);
 		sqlite3_bind_int(vst, 13, v->hc.fall);
+		bind_text(vst, 14, v->hc.via_encap ? "encap" : "direct");
 		if (sqlite3_step(vst) != SQLITE_DONE) {
 			ret = sql_err(s, err, "insert VIP");
 			goto out;
@@ -254,7 +256,7 @@ int xlb_store__load(struct xlb_store *s, struct xlb_state *ret_state, struct xlb
 	xlb_state_init(&st);
 	if (sqlite3_prepare_v2(s->db,
 			       "SELECT id,address,port,proto,flags,encap,hc_type,hc_port,hc_path,"
-			       "hc_interval_ms,hc_timeout_ms,hc_rise,hc_fall FROM vips ORDER BY id;",
+			       "hc_interval_ms,hc_timeout_ms,hc_rise,hc_fall,hc_via FROM vips ORDER BY id;",
 			       -1, &vst, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db,
 			       "SELECT id,address,weight,state FROM reals WHERE vip_id=?1 ORDER BY id;",
@@ -300,6 +302,8 @@ int xlb_store__load(struct xlb_store *s, struct xlb_state *ret_state, struct xlb
 		v.hc.timeout_ms = (uint32_t)sqlite3_column_int64(vst, 10);
 		v.hc.rise = (uint8_t)sqlite3_column_int(vst, 11);
 		v.hc.fall = (uint8_t)sqlite3_column_int(vst, 12);
+		t = (const char *)sqlite3_column_text(vst, 13);
+		v.hc.via_encap = t && !strcmp(t, "encap");
 
 		sqlite3_reset(rst);
 		sqlite3_bind_int64(rst, 1, v.id);

@@ -103,6 +103,9 @@ struct xlb_hc {
 	uint32_t timeout_ms;
 	uint8_t rise; /* consecutive successes to come back */
 	uint8_t fall; /* consecutive failures to leave the ring */
+	/* Probe the VIP through the encapsulated path (the healthcheck tc
+	 * program) instead of the real's own address. */
+	bool via_encap;
 };
 
 struct xlb_real_cfg {

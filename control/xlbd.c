@@ -245,6 +245,8 @@ int xlbd_reconcile(struct daemon *d, const struct xlb_state *target, struct xlb_
 		ret = ops->real_put(&d->be, id, NULL, err);
 		if (ret)
 			return ret;
+		if (ops->hc_real_put)
+			ops->hc_real_put(&d->be, XLB_HC_MARK(id), NULL, XLB_ENC_IPIP, NULL);
 		s->present = false;
 		memset(&d->health[id], 0, sizeof(d->health[id]));
 	}
@@ -260,6 +262,7 @@ struct peer {
 static int commit_change(struct daemon *d, struct xlb_state *next, const struct peer *p,
 			 const char *what, struct xlb_err *err)
 {
+	uint64_t t0 = xlbd_now_ns();
 	struct xlb_err undo;
 	int ret;
 
@@ -281,7 +284,8 @@ static int commit_change(struct daemon *d, struct xlb_state *next, const struct 
 	xlb_state_free(&d->state);
 	d->state = *next;
 	d->changes++;
-	xlbd_log(LOG_NOTICE, "uid %u pid %d: %s", (unsigned)p->uid, (int)p->pid, what);
+	xlbd_log(LOG_NOTICE, "uid %u pid %d: %s (%.1f ms)", (unsigned)p->uid, (int)p->pid, what,
+		 (double)(xlbd_now_ns() - t0) / 1e6);
 	return 0;
 
 out_undo:

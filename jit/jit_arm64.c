@@ -14,6 +14,7 @@
  *
  * Frame of each function, from high to low addresses:
  *   x29, x30 | x19, x20 | x21, x22 | x25, x26 | BPF stack (R10 points above it)
+ * where a pair is pushed only if the function uses its BPF registers.
  *
  * Instructions are 4 bytes; the only size that depends on offsets is a
  * conditional branch: B.cond reaches +-1 MiB, farther targets take the
@@ -21,9 +22,10 @@
  * long in later passes, so sizes only grow and the passes converge (the
  * driver stops when a pass reproduces every offset).
  *
- * Whatever the back end cannot translate (kfuncs, legacy packet loads in
- * multi-function programs, encodings no verifier accepts) yields -ENOTSUP: the VM then runs
- * the program in the interpreter, which reports faults at run time.
+ * Whatever the back end cannot translate (kfuncs, callback addresses, legacy
+ * packet loads in multi-function programs, encodings no verifier accepts)
+ * yields -ENOTSUP: the VM then runs the program in the interpreter, which
+ * reports faults at run time.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -76,9 +78,6 @@ enum {
 	A64_COND_LE = 0xd,
 };
 
-/* Fixed-size epilogue, so that exits find it from the next function's offset. */
-#define EPILOGUE_INSNS 7
-#define EPILOGUE_BYTES (EPILOGUE_INSNS * 4)
 
 /* B.cond: signed 19-bit word offset; B/BL: signed 26-bit word offset. */
 #define BCOND_RANGE (1L << 20)
@@ -343,14 +342,6 @@ static void emit_mov_imm(struct a64_state *st, bool is64, int rd, uint64_t val)
 		emit(st, a64_movw(opc, is64, rd, 0, 0));
 }
 
-/* rd = val in exactly four instructions (the value is an address known late). */
-static void emit_mov_addr(struct a64_state *st, int rd, uint64_t val)
-{
-	emit(st, a64_movw(2, true, rd, val & 0xffff, 0));
-	for (int shift = 16; shift < 64; shift += 16)
-		emit(st, a64_movw(3, true, rd, (val >> shift) & 0xffff, shift));
-}
-
 static inline void emit_mov_reg(struct a64_state *st, bool is64, int rd, int rm)
 {
 	emit(st, a64_dp_reg(A64_ORR_R, is64, rd, A64_ZR, rm));
@@ -384,29 +375,76 @@ static uint32_t frame_size(const struct xbpf_exec_prog *prog, uint32_t func)
 	return (depth + 15) & ~15u;
 }
 
-static void emit_prologue(struct a64_state *st, uint32_t stack)
+/* Callee-saved register pairs a function may need, pushed in this order. */
+static const uint8_t saved_pairs[][2] = {
+	{ A64_X19, A64_X20 }, /* R6, R7 */
+	{ A64_X21, A64_X22 }, /* R8, R9 */
+	{ A64_X25, A64_X26 }, /* R10 */
+};
+#define NR_SAVED_PAIRS (sizeof(saved_pairs) / sizeof(saved_pairs[0]))
+
+struct a64_func {
+	uint32_t idx;
+	uint32_t start, end;   /* insn range */
+	uint32_t save;	       /* bit p: saved_pairs[p] is pushed */
+	uint32_t stack;	       /* bytes of BPF stack below R10 */
+	uint32_t old_epilogue; /* epilogue offset of the previous pass */
+};
+
+/*
+ * Which callee-saved pairs the function touches: small noinline functions
+ * (hashes, parsers) then skip most of the pushes and pops.  Deterministic
+ * per function, so the epilogue has a known size for exits to find it.
+ */
+static void plan_frame(const struct xbpf_exec_prog *prog, struct a64_func *fn)
+{
+	uint32_t used = 0;
+
+	for (uint32_t i = fn->start; i < fn->end; i += xbpf_insn_len(&prog->insns[i])) {
+		const struct xbpf_insn *insn = &prog->insns[i];
+
+		used |= 1u << insn->dst_reg | 1u << insn->src_reg;
+		if (XBPF_CLASS(insn->code) == XBPF_LD &&
+		    (XBPF_MODE(insn->code) == XBPF_ABS || XBPF_MODE(insn->code) == XBPF_IND))
+			used |= 1u << 6; /* the context, implicitly */
+	}
+	fn->save = (used & (3u << 6) ? 1u : 0) | (used & (3u << 8) ? 2u : 0) | (used & (1u << 10) ? 4u : 0);
+	/* Without R10 nothing can reach a stack of this function. */
+	fn->stack = used & (1u << 10) ? frame_size(prog, fn->idx) : 0;
+}
+
+static uint32_t epilogue_bytes(const struct a64_func *fn)
+{
+	return 4 * (4 + (uint32_t)__builtin_popcount(fn->save));
+}
+
+static void emit_prologue(struct a64_state *st, const struct a64_func *fn)
 {
 	emit(st, a64_push(A64_FP, A64_LR));
 	emit(st, a64_addsub_imm(A64_ADD_I, true, A64_FP, A64_SP, 0, false));
-	emit(st, a64_push(A64_X19, A64_X20));
-	emit(st, a64_push(A64_X21, A64_X22));
-	emit(st, a64_push(A64_X25, A64_X26));
+	for (uint32_t p = 0; p < NR_SAVED_PAIRS; p++)
+		if (fn->save & 1u << p)
+			emit(st, a64_push(saved_pairs[p][0], saved_pairs[p][1]));
+	if (!(fn->save & 4))
+		return;
 	/* R10 = top of this function's BPF stack. */
 	emit(st, a64_addsub_imm(A64_ADD_I, true, A64_X25, A64_SP, 0, false));
 	/* SUB (immediate) is the form that may name SP; stack < 16 MiB. */
-	if (stack >> 12)
-		emit(st, a64_addsub_imm(A64_SUB_I, true, A64_SP, A64_SP, stack >> 12, true));
-	if (stack & 0xfff)
-		emit(st, a64_addsub_imm(A64_SUB_I, true, A64_SP, A64_SP, stack & 0xfff, false));
+	if (fn->stack >> 12)
+		emit(st, a64_addsub_imm(A64_SUB_I, true, A64_SP, A64_SP, fn->stack >> 12, true));
+	if (fn->stack & 0xfff)
+		emit(st, a64_addsub_imm(A64_SUB_I, true, A64_SP, A64_SP, fn->stack & 0xfff, false));
 }
 
-static void emit_epilogue(struct a64_state *st)
+static void emit_epilogue(struct a64_state *st, const struct a64_func *fn)
 {
+	uint32_t pushed = 16 * (uint32_t)__builtin_popcount(fn->save);
+
 	/* SP from x29, not from R10: a program cannot unbalance the stack. */
-	emit(st, a64_addsub_imm(A64_SUB_I, true, A64_SP, A64_FP, 48, false));
-	emit(st, a64_pop(A64_X25, A64_X26));
-	emit(st, a64_pop(A64_X21, A64_X22));
-	emit(st, a64_pop(A64_X19, A64_X20));
+	emit(st, a64_addsub_imm(A64_SUB_I, true, A64_SP, A64_FP, pushed, false));
+	for (uint32_t p = NR_SAVED_PAIRS; p-- > 0;)
+		if (fn->save & 1u << p)
+			emit(st, a64_pop(saved_pairs[p][0], saved_pairs[p][1]));
 	emit(st, a64_pop(A64_FP, A64_LR));
 	emit_mov_reg(st, true, A64_X0, A64_X7);
 	emit(st, A64_RET);
@@ -414,11 +452,6 @@ static void emit_epilogue(struct a64_state *st)
 
 /* ---- instruction translation ------------------------------------------- */
 
-struct a64_func {
-	uint32_t idx;
-	uint32_t start, end; /* insn range */
-	uint32_t old_epilogue; /* epilogue offset of the previous pass */
-};
 
 static int64_t rel(const struct xbpf_jit_ctx *ctx, uint32_t target)
 {
@@ -826,20 +859,9 @@ static int emit_insn(struct a64_state *st, const struct a64_func *fn, uint32_t i
 			return -ENOTSUP;
 		if (i + 1 >= fn->end)
 			return -ENOTSUP;
-		if (insn->src_reg == XBPF_PSEUDO_FUNC) {
-			/*
-			 * Callback address: known only once the image is placed,
-			 * so always four instructions.  Functions follow the C
-			 * ABI, so a helper can call it back directly.
-			 */
-			int f = func_at(prog, i + 1 + insn->imm);
-
-			if (f < 0)
-				return -ENOTSUP;
-			val = ctx->image ? (uint64_t)(uintptr_t)(ctx->image + ctx->func_off[f]) : 0;
-			emit_mov_addr(st, dst, val);
-			return 0;
-		}
+		/* Callback addresses: no engine runs callbacks (x86 refuses them too). */
+		if (insn->src_reg == XBPF_PSEUDO_FUNC)
+			return -ENOTSUP;
 		val = (uint32_t)insn->imm | (uint64_t)(uint32_t)insn[1].imm << 32;
 		emit_mov_imm(st, true, dst, val);
 		return 0;
@@ -950,14 +972,15 @@ static int emit_func(struct a64_state *st, uint32_t f)
 		.idx = f,
 		.start = prog->func_start[f],
 		.end = f + 1 < prog->func_cnt ? prog->func_start[f + 1] : prog->insn_cnt,
-		.old_epilogue = ctx->func_off[f + 1] - EPILOGUE_BYTES,
 	};
 	int err;
 
 	if (fn.end <= fn.start || fn.end > prog->insn_cnt)
 		return -ENOTSUP;
+	plan_frame(prog, &fn);
+	fn.old_epilogue = ctx->func_off[f + 1] - epilogue_bytes(&fn);
 	ctx->func_off[f] = ctx->pos;
-	emit_prologue(st, frame_size(prog, f));
+	emit_prologue(st, &fn);
 	for (uint32_t i = fn.start; i < fn.end;) {
 		uint32_t old_start = ctx->insn_off[i];
 		uint32_t len = xbpf_insn_len(&prog->insns[i]);
@@ -974,7 +997,7 @@ static int emit_func(struct a64_state *st, uint32_t f)
 			return st->err;
 		i += len;
 	}
-	emit_epilogue(st);
+	emit_epilogue(st, &fn);
 	ctx->func_off[f + 1] = ctx->pos;
 	return st->err;
 }

@@ -58,6 +58,26 @@ static uint32_t func_end(const struct xbpf_exec_prog *prog, uint32_t f)
 	return f + 1 < prog->func_cnt ? prog->func_start[f + 1] : prog->insn_cnt;
 }
 
+/*
+ * Does insn write the frame pointer?  Back ends keep R10 in the native
+ * frame register, so an unverified program that did could wreck the native
+ * stack; the verifier refuses such programs anyway.
+ */
+static bool writes_fp(const struct xbpf_insn *insn)
+{
+	switch (XBPF_CLASS(insn->code)) {
+	case XBPF_ALU:
+	case XBPF_ALU64:
+	case XBPF_LDX:
+	case XBPF_LD:
+		return insn->dst_reg == XBPF_REG_FP;
+	case XBPF_STX:
+		return XBPF_MODE(insn->code) == XBPF_ATOMIC && (insn->imm & XBPF_FETCH) &&
+		       insn->src_reg == XBPF_REG_FP;
+	}
+	return false;
+}
+
 static int find_func(const struct xbpf_exec_prog *prog, int64_t insn_idx)
 {
 	uint32_t lo = 0, hi = prog->func_cnt;
@@ -128,7 +148,9 @@ static int check_structure(const struct xbpf_exec_prog *prog)
 
 			if (second_slot[i])
 				continue;
-			if (is_jump(insn)) {
+			if (writes_fp(insn)) {
+				err = -ENOTSUP;
+			} else if (is_jump(insn)) {
 				t = jump_target(insn, i);
 				if (t < start || t >= end || second_slot[t])
 					err = -ENOTSUP;

@@ -704,11 +704,6 @@ static int translate(struct x64 *j, uint32_t func_idx, uint32_t start, uint32_t 
 		case XBPF_LD:
 			if (insn->code != (XBPF_LD | XBPF_DW | XBPF_IMM) || i + 1 >= end)
 				return -ENOTSUP; /* legacy ld_abs/ld_ind: interpreter */
-			/*
-			 * Callback addresses (PSEUDO_FUNC) are refused like the arm64
-			 * back end does: the interpreter has no callbacks either, and
-			 * engines must not differ in what they run.
-			 */
 			switch (insn->src_reg) {
 			case 0:
 			case XBPF_PSEUDO_MAP_FD:
@@ -718,6 +713,19 @@ static int translate(struct x64 *j, uint32_t func_idx, uint32_t start, uint32_t 
 				emit_mov_imm64(j, reg_map[insn->dst_reg],
 					       (uint32_t)insn[0].imm | (uint64_t)(uint32_t)insn[1].imm << 32);
 				break;
+			case XBPF_PSEUDO_FUNC: {
+				/* Callback address: known once the image is placed, so fixed size. */
+				int f = find_func(ctx->prog, (int64_t)i + insn->imm + 1);
+				uint64_t addr;
+
+				if (f < 0)
+					return -ENOTSUP;
+				addr = ctx->image ? (uint64_t)(uintptr_t)(ctx->image + ctx->func_off[f]) : 0;
+				emit_rex(j, true, 0, reg_map[insn->dst_reg], false);
+				emit1(j, 0xb8 | (reg_map[insn->dst_reg] & 7));
+				emit8(j, addr);
+				break;
+			}
 			default:
 				return -ENOTSUP;
 			}

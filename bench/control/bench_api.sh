@@ -65,6 +65,7 @@ add, first, ref = map(float, sys.argv[1:])
 print('real add -> first connection answered by the new real: %.1f ms' % ((first - add) * 1e3))
 print('reference, lbctl status round trip (best of 10):        %.1f ms  (ratio %.1f)' % (ref * 1e3, (first - add) / ref))
 PY
+grep "real add .*${REALS[1]}" "$TOPO_TMP/xlbd.log" | sed -n 's/.*(\([0-9.]*\) ms)$/  of which xlbd applying the change (store + Maglev + ring push): \1 ms/p'
 
 # 2. updates per second over one persistent connection.
 for i in $(seq 2 8); do lbctl vip add 10.200.0.$i:80/tcp >/dev/null && lbctl real add 10.200.0.$i:80 ${REALS[0]} >/dev/null; done

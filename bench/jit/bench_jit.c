@@ -79,7 +79,18 @@ static double measure_user(struct tool_engine *e, enum xbpf_prog_type type, cons
 	double best_both = -1, best_reset = -1;
 	uint64_t r0 = 0;
 
-	if (!vm || xbpf_run_ctx__new(type, &opts, &ctx))
+	if (!vm)
+		return -1;
+	{
+		/* One checked run first: a program that stops early (missing helper) is not timed. */
+		uint8_t out[512];
+		XBPF_OPTS(xbpf_test_run_opts, check, .data_in = pkt, .data_size_in = len, .data_out = out,
+			  .data_size_out = sizeof(out), .repeat = 1);
+
+		if (tool_engine__test_run(e, &check))
+			return -1;
+	}
+	if (xbpf_run_ctx__new(type, &opts, &ctx))
 		return -1;
 	for (int r = 0; r < rounds; r++) {
 		double t0 = now_ns(), t1;
@@ -137,6 +148,32 @@ static void print_row(const char *prog, const char *pkt, struct tool_engine *con
 		snprintf(r2, sizeof(r2), "%.3f", ns[E_JIT] / ns[E_KERNEL]);
 	printf("%-22s %-8s %9s %9s %9s %11s %11s\n", prog, pkt, cell[E_INTERP], cell[E_JIT], cell[E_KERNEL],
 	       r1, r2);
+	if (ns[E_KERNEL] >= 0) {
+		/*
+		 * BPF_PROG_TEST_RUN with repeat runs on the packet the previous
+		 * iteration left: a program that rewrites it (encapsulation) is
+		 * timed on a different path after the first run.
+		 */
+		uint8_t out[512];
+		XBPF_OPTS(xbpf_test_run_opts, once, .data_in = data, .data_size_in = len, .data_out = out,
+			  .data_size_out = sizeof(out), .repeat = 1);
+
+		if (!tool_engine__test_run(eng[E_KERNEL], &once) && once.retval != rv[E_KERNEL]) {
+			double best = -1;
+
+			/* time single runs instead, each on the original packet */
+			for (int i = 0; i < rounds * 50; i++) {
+				once.data_size_out = sizeof(out);
+				if (!tool_engine__test_run(eng[E_KERNEL], &once) && (best < 0 || once.duration < best))
+					best = once.duration;
+			}
+			printf("  (kernel: first run returns %u, repeated runs %u as they see the packet the run "
+			       "before rewrote: the kernel column times another path.  Best single kernel run, "
+			       "setup included, so an upper bound: %.1f ns; jit/that: %.3f)\n",
+			       once.retval, rv[E_KERNEL], best, best > 0 ? ns[E_JIT] / best : 0);
+			rv[E_KERNEL] = once.retval;
+		}
+	}
 	for (int e = 0; e < E_CNT; e++)
 		if (ns[e] >= 0 && ns[E_JIT] >= 0 && rv[e] != rv[E_JIT])
 			printf("  (warning: %s returned %u, the JIT %u)\n", tool_engine_kind_name(kinds[e]), rv[e],

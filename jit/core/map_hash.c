@@ -297,12 +297,13 @@ static void fill_elem(struct xbpf_map *map, struct htab_elem *e, const void *key
 	for (c = 0; c < map->cpu_vals; c++) {
 		uint8_t *dst = val + (size_t)c * map->stride;
 
-		if (cpu < 0)
-			memcpy(dst, (const uint8_t *)value + (size_t)c * map->stride, map->val_size);
-		else if ((int)c == cpu)
-			memcpy(dst, value, map->val_size);
-		else
-			memset(dst, 0, map->val_size);
+		if (cpu < 0) {
+			memcpy(dst, (const uint8_t *)value + (size_t)c * map->stride, map->stride);
+		} else {
+			memset(dst, 0, map->stride);
+			if ((int)c == cpu)
+				memcpy(dst, value, map->val_size);
+		}
 	}
 }
 
@@ -310,7 +311,6 @@ static void update_in_place(struct xbpf_map *map, struct htab_elem *e, const voi
 {
 	struct htab *h = map->priv;
 	uint8_t *val = elem_value(h, e);
-	uint32_t c;
 
 	if (!map->percpu) {
 		memcpy(val, value, map->val_size);
@@ -320,9 +320,7 @@ static void update_in_place(struct xbpf_map *map, struct htab_elem *e, const voi
 		memcpy(val + (size_t)cpu * map->stride, value, map->val_size);
 		return;
 	}
-	for (c = 0; c < map->cpu_vals; c++)
-		memcpy(val + (size_t)c * map->stride, (const uint8_t *)value + (size_t)c * map->stride,
-		       map->val_size);
+	memcpy(val, value, (size_t)map->cpu_vals * map->stride); /* padding too, as the kernel */
 }
 
 static void link_head(struct htab *h, struct htab_bucket *bkt, struct htab_elem *e)

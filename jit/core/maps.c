@@ -83,8 +83,13 @@ static bool is_percpu(enum xbpf_map_type type)
 
 /* Largest value the kernel accepts for per-CPU maps (PCPU_MIN_UNIT_SIZE). */
 #define XBPF_PERCPU_VALUE_MAX 32768
-/* Refuse maps whose storage would exceed this: a typo, not a real map. */
+/*
+ * Refuse maps whose storage would exceed this: a typo, not a real map.
+ * Fuzz builds lower it: ASan's calloc() zeroes big blocks eagerly.
+ */
+#ifndef XBPF_MAP_MEM_MAX
 #define XBPF_MAP_MEM_MAX (1ull << 32)
+#endif
 
 /* Kernel-style checks of a spec; -EINVAL or -E2BIG. */
 static int check_spec(const struct xbpf_map_spec *spec, int nr_cpus)
@@ -336,7 +341,6 @@ static int id_by_inner(struct xbpf_map *outer, const struct xbpf_map *inner, uin
 int xbpf_map__lookup(struct xbpf_map *map, const void *key, void *value)
 {
 	const uint8_t *raw;
-	uint32_t c;
 
 	if (!map || !value || (!key && map->spec.key_size))
 		return xbpf_err(-EINVAL);
@@ -359,12 +363,8 @@ int xbpf_map__lookup(struct xbpf_map *map, const void *key, void *value)
 		memcpy(value, raw, map->spec.value_size);
 		return 0;
 	}
-	for (c = 0; c < map->cpu_vals; c++) {
-		uint8_t *dst = (uint8_t *)value + (size_t)c * map->stride;
-
-		memcpy(dst, raw + (size_t)c * map->stride, map->spec.value_size);
-		memset(dst + map->spec.value_size, 0, map->stride - map->spec.value_size);
-	}
+	/* whole 8-byte slots: the kernel's copy_map_value_long() round-trips the padding too */
+	memcpy(value, raw, (size_t)map->cpu_vals * map->stride);
 	return 0;
 }
 
@@ -493,7 +493,6 @@ static void *array_lookup_raw(struct xbpf_map *map, const void *key)
 
 static void copy_values(struct xbpf_map *map, uint8_t *dst, const void *value, int cpu)
 {
-	uint32_t c;
 
 	if (!map->percpu) {
 		memcpy(dst, value, map->val_size);
@@ -503,9 +502,7 @@ static void copy_values(struct xbpf_map *map, uint8_t *dst, const void *value, i
 		memcpy(dst + (size_t)cpu * map->stride, value, map->val_size);
 		return;
 	}
-	for (c = 0; c < map->cpu_vals; c++)
-		memcpy(dst + (size_t)c * map->stride, (const uint8_t *)value + (size_t)c * map->stride,
-		       map->val_size);
+	memcpy(dst, value, (size_t)map->cpu_vals * map->stride);
 }
 
 static int array_update(struct xbpf_map *map, const void *key, const void *value, uint64_t flags,

@@ -145,6 +145,8 @@ static void test_reweight(void)
 	f = moved_fraction(a, &ia, b, &ib);
 	printf("reweight 1 of 10 by +50%%: moved %.4f\n", f);
 	CHECK(f >= 0.04 && f <= 0.20, "reweight moved %.4f", f);
+	free(a);
+	free(b);
 }
 
 static void test_edges(void)

@@ -51,6 +51,7 @@ static bool state_eq(const struct xlb_state *a, const struct xlb_state *b)
 		    x->proto != y->proto || x->flags != y->flags || x->encap != y->encap ||
 		    x->hc.type != y->hc.type || strcmp(x->hc.path, y->hc.path) ||
 		    x->hc.interval_ms != y->hc.interval_ms || x->hc.rise != y->hc.rise ||
+		    x->hc.via_encap != y->hc.via_encap ||
 		    x->real_cnt != y->real_cnt)
 			return false;
 		for (size_t j = 0; j < x->real_cnt; j++) {
@@ -107,6 +108,7 @@ int main(void)
 	add_vip(&a, &set, "2001:db8:1::10", 443, 5);
 	a.vips[1].flags = XLB_VIPF_NO_SPORT | XLB_VIPF_QUIC;
 	a.vips[1].encap = XLB_ENC_GUE;
+	a.vips[1].hc.via_encap = true;
 	CHECK(!xlb_state_validate(&a, &set, &err), "validate: %s", err.msg);
 	CHECK(!commit_state(s, &a), "commit");
 	CHECK(!xlb_store__load(s, &b, &err), "load: %s", err.msg);

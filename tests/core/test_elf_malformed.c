@@ -286,7 +286,7 @@ int main(int argc, char **argv)
 	test_section_entries(img, size, "xdp", 1 << 16);
 	test_section_entries(img, size, ".text", 1 << 16);
 	test_section_entries(img, size, ".strtab", 1 << 16);
-	test_random_flips(img, size, 3000);
+	test_random_flips(img, size, 2000);
 	CHECK(!memcmp(img, buf, size));
 	for (i = 2; i < argc; i++)
 		run_regress(argv[i]);

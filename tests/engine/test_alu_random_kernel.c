@@ -8,7 +8,7 @@
  * byte swaps; divisors and shift counts in registers may be anything) and
  * folds all ten registers into R0.  The kernel runs each program twice as
  * XDP (R0's low half, then its high half) and must agree with the
- * interpreter's 64-bit R0.  Fixed seed: failures reproduce.
+ * interpreter's 64-bit R0, as must the host JIT.  Fixed seed: failures reproduce.
  * Exits 77 when the kernel refuses BPF to this process.
  */
 #include <errno.h>
@@ -19,7 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* isa_corpus.h first: it brings xbpf.h, whose include guard XBPF_H is also an ISA constant. */
+#include "engine_impl.h"
 #include "isa_corpus.h"
 #include "insn_macros.h"
 
@@ -163,6 +163,26 @@ static int kernel_run(const struct xbpf_insn *p, size_t n, uint32_t *ret_retval)
 	return 0;
 }
 
+/* The host JIT (if any) must agree with the interpreter on all 64 bits. */
+static int check_jit(const struct isa_case *c, const struct isa_result *interp, int i)
+{
+	struct isa_result jit;
+
+	if (!__xbpf_jit_host_arch)
+		return 0;
+	if (isa_corpus_run(c, XBPF_ENGINE_JIT, false, &jit) || jit.load_err || jit.run_err ||
+	    jit.engine != XBPF_ENGINE_JIT) {
+		fprintf(stderr, "FAIL program %d: the JIT did not run it\n", i);
+		return 1;
+	}
+	if (jit.r0 != interp->r0) {
+		fprintf(stderr, "FAIL program %d: JIT %#llx, interpreter %#llx\n", i,
+			(unsigned long long)jit.r0, (unsigned long long)interp->r0);
+		return 1;
+	}
+	return 0;
+}
+
 int main(void)
 {
 	struct xbpf_insn probe[] = { MOV64K(0, 0), EXIT() }, p[MAX_LEN];
@@ -188,6 +208,8 @@ int main(void)
 			failures++;
 			continue;
 		}
+		if (check_jit(&c, &res, i))
+			failures++;
 		for (hi = 0; hi < 2; hi++) {
 			uint32_t mine = hi ? (uint32_t)(res.r0 >> 32) : (uint32_t)res.r0;
 

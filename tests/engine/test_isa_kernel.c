@@ -25,7 +25,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* isa_corpus.h first: it brings xbpf.h, whose include guard XBPF_H is also an ISA constant. */
 #include "isa_corpus.h"
 #include "insn_macros.h"
 

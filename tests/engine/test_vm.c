@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* isa_corpus.h first: it brings xbpf.h, whose include guard XBPF_H is also an ISA constant. */
 #include "isa_corpus.h"
 #include "engine_impl.h"
 #include "insn_macros.h"

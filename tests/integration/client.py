@@ -3,10 +3,13 @@
 
   client.py spread VIP N          N new connections, one GET each; prints
                                   {"counts": {"r1": n, ...}, "fails": n}
-  client.py hold VIP N SECONDS    N keep-alive connections, a GET on each
+  client.py hold VIP N SECONDS [READY_FILE]
+                                  N keep-alive connections, a GET on each
                                   every 100 ms for SECONDS; prints per
                                   connection the reals that answered and
-                                  the errors seen.
+                                  the errors seen.  READY_FILE is created
+                                  once every connection got its first
+                                  answer (SECONDS count from then).
 """
 import json
 import socket
@@ -50,11 +53,14 @@ def spread(vip, n):
     print(json.dumps({'counts': counts, 'fails': fails, 'errors': errors}))
 
 
-def hold(vip, n, seconds):
+def hold(vip, n, seconds, ready=None):
     conns = []
     for _ in range(n):
         s = socket.create_connection((vip, 80), timeout=2)
-        conns.append({'sock': s, 'reals': [], 'errors': []})
+        c = {'sock': s, 'reals': [get(s)], 'errors': []}
+        conns.append(c)
+    if ready:
+        open(ready, 'w').close()
     end = time.time() + seconds
     while time.time() < end:
         for c in conns:
@@ -80,6 +86,7 @@ if __name__ == '__main__':
     if mode == 'spread':
         spread(sys.argv[2], int(sys.argv[3]))
     elif mode == 'hold':
-        hold(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+        hold(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
+             sys.argv[5] if len(sys.argv) > 5 else None)
     else:
         sys.exit('unknown mode ' + mode)

@@ -21,9 +21,10 @@ for r in "${REALS[@]}"; do
 done
 
 # 24 long-lived connections for 5 s; r1 is drained after 1 s.
-client hold $VIP 24 5 > "$TOPO_TMP/hold.json" &
+client hold $VIP 24 5 "$TOPO_TMP/ready" > "$TOPO_TMP/hold.json" &
 holder=$!
-sleep 1
+for _ in $(seq 300); do [ -e "$TOPO_TMP/ready" ] && break; sleep 0.1; done
+[ -e "$TOPO_TMP/ready" ] || fail "long-lived connections not established"
 lbctl real drain $VIP:80 ${REALS[0]} || fail "drain"
 lbctl real list $VIP:80
 lbctl -j real list $VIP:80 | grep -q '"state": *"draining"' || fail "state not draining"
@@ -41,6 +42,8 @@ assert not errs, ('established connections broke', errs)
 moved = [c for c in hold if len(c['reals']) != 1]
 assert not moved, ('established connections changed real', moved)
 on_r1 = sum(1 for c in hold if c['reals'] == ['r1'])
+from collections import Counter
+print('established connections per real:', dict(Counter(c['reals'][0] for c in hold if c['reals'])))
 assert on_r1 > 0, 'no established connection was on the drained real (test vacuous)'
 print('established on drained r1 kept working:', on_r1, 'of', len(hold))
 PY

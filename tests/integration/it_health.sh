@@ -44,16 +44,38 @@ import json, sys
 v = json.load(sys.stdin)
 r2 = [r for r in v['reals'] if r['address'] == '${REALS[1]}'][0]
 assert not r2['in_ring'] and v['reals_in_ring'] == 2, v" || fail "down real still in the ring"
-out=$(client spread $VIP 90)
+out=$(client spread $VIP 60)
 echo "with r2 down: $out"
 echo "$out" | grep -q '"fails": 0' || fail "traffic not error-free with a real down: $out"
 echo "$out" | grep -q '"r2"' && fail "down real got traffic: $out"
 
 nginx_start 2 || fail "nginx restart"
 wait_health ${REALS[1]} up || fail "restarted real not marked up"
-out=$(client spread $VIP 90)
+out=$(client spread $VIP 60)
 echo "r2 back: $out"
 echo "$out" | grep -q '"r2"' || fail "healthy again real gets no traffic: $out"
 echo "$out" | grep -q '"fails": 0' || fail "errors after return: $out"
 grep -q "unhealthy: out of the ring" "$TOPO_TMP/xlbd.log" || fail "no health transition logged"
+
+# Probes through the encapsulated path (healthcheck tc program): a real that
+# answers on its own address but lost the VIP is down for clients, and only
+# an encapsulated probe sees it.
+lbctl -j status | grep -q '"attached": *true, *"message": *"attached on tc egress' ||
+	lbctl -j status | python3 -c 'import json,sys; h=json.load(sys.stdin)["dataplane"]["healthcheck_program"]; sys.exit(0 if h["attached"] else 1)' ||
+	fail "healthcheck tc program not attached"
+lbctl vip set $VIP:80 hc http hc-via encap hc-interval 200 hc-timeout 150 hc-rise 2 hc-fall 2 || fail "vip set hc-via"
+lbctl -j vip show $VIP:80 | grep -q '"via": *"encap"' || fail "via not stored"
+sleep 1
+for r in "${REALS[@]}"; do
+	wait_health "$r" up || fail "$r not healthy through the encapsulated path"
+done
+ip -n $T-r3 addr del $VIP/32 dev lo
+wait_health ${REALS[2]} down || fail "real without the VIP not detected by the encapsulated probe"
+lbctl health
+ip netns exec $T-cl curl -s --max-time 2 "http://${REALS[2]}/" | grep -q r3 || fail "r3 should still answer on its own address"
+out=$(client spread $VIP 60)
+echo "r3 lost the VIP: $out"
+echo "$out" | grep -q '"fails": 0' || fail "traffic not error-free: $out"
+ip -n $T-r3 addr add $VIP/32 dev lo
+wait_health ${REALS[2]} up || fail "r3 not back after the VIP returned"
 echo PASS

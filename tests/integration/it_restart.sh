@@ -24,9 +24,10 @@ done
 lbctl -j export > "$TOPO_TMP/before.json"
 prog_before=$(lbctl -j status | python3 -c 'import json,sys; print(json.load(sys.stdin)["dataplane"]["interfaces"][0]["prog_id"])')
 
-client hold $VIP 24 6 > "$TOPO_TMP/hold.json" &
+client hold $VIP 24 6 "$TOPO_TMP/ready" > "$TOPO_TMP/hold.json" &
 holder=$!
-sleep 1.5
+for _ in $(seq 300); do [ -e "$TOPO_TMP/ready" ] && break; sleep 0.1; done
+[ -e "$TOPO_TMP/ready" ] || fail "long-lived connections not established"
 kill -9 $XLBD_PID
 wait $XLBD_PID 2>/dev/null
 XLBD_PID=

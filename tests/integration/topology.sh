@@ -112,6 +112,8 @@ topo_up() {
 	# veth leaves TCP checksums to the "hardware"; frames the balancer
 	# rebuilds in XDP lose that note, so the client computes them itself.
 	ip netns exec "$T-cl" ethtool -K c0 tx off >/dev/null || return 1
+	# The same for health probes the LB host sends through the tc encap.
+	ip netns exec "$T-lb" ethtool -K l0 tx off >/dev/null || return 1
 	for d in s-lb s-cl s-r1 s-r2 s-r3; do
 		ip netns exec "$T-sw" "$decap" attach $d --object "$obj" || return 1
 	done

@@ -101,6 +101,12 @@ static uint64_t th_log_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, ui
 	return 0;
 }
 
+static uint64_t th_callback_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	check_alignment();
+	return ((xbpf_jit_entry_fn)(uintptr_t)r1)(r2, 0) + 1;
+}
+
 static uint64_t th_map_lookup_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
 {
 	struct fake_map *map = (struct fake_map *)(uintptr_t)r1;
@@ -114,6 +120,7 @@ static uint64_t th_map_lookup_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t
 
 static const struct xbpf_helper_proto th_protos[] = {
 	{ .id = TH_MAP_LOOKUP, .name = "map_lookup_elem", .fn = th_map_lookup_fn },
+	{ .id = TH_CALLBACK, .name = "test_callback", .fn = th_callback_fn },
 	{ .id = TH_LOG, .name = "test_log", .fn = th_log_fn },
 	{ .id = TH_DUMP, .name = "test_dump", .fn = th_dump_fn },
 	{ .id = TH_MIX, .name = "test_mix", .fn = th_mix_fn },

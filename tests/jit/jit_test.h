@@ -43,6 +43,7 @@ enum {
 	TH_WX,		   /* checks the running image is r-x and nothing is rwx */
 	TH_COUNT,	   /* counts calls, returns the count */
 	TH_LOG,		   /* appends r1, r2 to th_log (debugging aid) */
+	TH_CALLBACK,	   /* calls the JITed function at r1 with (r2, 0), as bpf_loop would */
 };
 
 /* An array map as TH_MAP_LOOKUP sees it (ld_imm64 carries its address). */

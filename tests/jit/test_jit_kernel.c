@@ -150,10 +150,15 @@ static int run_user(const struct tprog *p, const struct world *w, int engine, bo
 
 	if (!arena) {
 		/* data/data_end are 32-bit: the packet lives below 4 GiB */
+#ifdef MAP_32BIT
 		arena = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
-		if (arena == MAP_FAILED) {
+#else
+		arena = mmap((void *)0x40000000UL, 1 << 16, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+#endif
+		if (arena == MAP_FAILED || (uintptr_t)arena + (1 << 16) > UINT32_MAX) {
 			arena = NULL;
-			return -errno;
+			return -ENOMEM;
 		}
 	}
 	memset(arena, 0, 1 << 16);

@@ -7,7 +7,7 @@
  * so it also runs in the arm64 cross build under qemu-aarch64, where it is
  * the arm64 JIT's test on real multi-function programs.
  *
- * usage: test-jit-seed-lb --script PY --seeds-dir DIR --workdir DIR [--iter N]
+ * usage: test-jit-seed-lb --script PY --seeds-dir DIR --workdir DIR [--iter N] [--prog NAME]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -209,11 +209,12 @@ int main(int argc, char **argv)
 		{ "seeds-dir", required_argument, NULL, 'd' },
 		{ "workdir", required_argument, NULL, 'w' },
 		{ "iter", required_argument, NULL, 'i' },
+		{ "prog", required_argument, NULL, 'p' },
 		{},
 	};
-	const char *script = NULL, *seeds_dir = NULL, *workdir = NULL;
+	const char *script = NULL, *seeds_dir = NULL, *workdir = NULL, *only = NULL;
 	int iter = 1000;
-	int c, status;
+	int c, status, tested = 0;
 
 	while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
 		switch (c) {
@@ -221,11 +222,13 @@ int main(int argc, char **argv)
 		case 'd': seeds_dir = optarg; break;
 		case 'w': workdir = optarg; break;
 		case 'i': iter = atoi(optarg); break;
+		case 'p': only = optarg; break;
 		default: return 2;
 		}
 	}
 	if (!script || !seeds_dir || !workdir || iter < 1) {
-		fprintf(stderr, "usage: %s --script PY --seeds-dir DIR --workdir DIR [--iter N]\n", argv[0]);
+		fprintf(stderr, "usage: %s --script PY --seeds-dir DIR --workdir DIR [--iter N] [--prog NAME]\n",
+			argv[0]);
 		return 2;
 	}
 	if (!__xbpf_jit_host_arch) {
@@ -242,10 +245,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (size_t i = 0; i < seed_lb_prog_cnt; i++) {
+		if (only && strcmp(only, seed_lb_progs[i].name))
+			continue;
+		tested++;
 		test_prog(&seed_lb_progs[i], workdir, false, iter);
 		test_prog(&seed_lb_progs[i], workdir, true, iter);
 		test_blinded(&seed_lb_progs[i], workdir);
 	}
+	CHECK(tested, "no seed program named %s", only ? only : "(any)");
 	if (failures) {
 		printf("%d check(s) failed\n", failures);
 		return 1;

@@ -36,6 +36,8 @@ struct outcome {
 };
 
 static int verifier_rejects, jit_fallbacks, kernel_rejects, kernel_log_full;
+static uint64_t first_seed;
+static bool kernel_loaded;
 
 static int run_engine(struct tool_engine *e, const uint8_t *pkt, uint32_t len,
 		      const uint8_t data_vals[PROGEN_DATA_ENTRIES][PROGEN_DATA_VALUE], struct outcome *out)
@@ -140,6 +142,17 @@ static int one(const char *dir, uint64_t seed, bool kernel)
 			skip_verify = eo.skip_verify = true;
 			err = tool_engine__open(kinds[e], &src, &eo, &eng[e]);
 		}
+		if (e == E_KERNEL && (err == -EPERM || err == -EACCES) && seed == first_seed && !kernel_loaded) {
+			printf("SKIP: the kernel refuses to load programs here (%s): needs root / CAP_BPF\n",
+			       strerror(-err));
+			for (int k = 0; k < e; k++)
+				tool_engine__close(eng[k]);
+			unlink(path);
+			rmdir(dir);
+			exit(77);
+		}
+		if (e == E_KERNEL && !err)
+			kernel_loaded = true;
 		if (e == E_KERNEL && err == -ENOSPC) {
 			/* kernel_engine.c loads with a bounded verifier log that overflowed */
 			kernel_log_full++;
@@ -212,6 +225,7 @@ int main(int argc, char **argv)
 		printf("SKIP: no kernel engine in this build\n");
 		return 77;
 	}
+	first_seed = first;
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return 1;

@@ -119,6 +119,8 @@ CONFORMANCE_CASES = [
      mov64_imm(1, 3) + stxdw(10, 1, -8) + call_local(3) + ldxdw(1, 10, -8) + add64_reg(0, 1) +
      exit_() +
      mov64_imm(2, 40) + stxdw(10, 2, -8) + ldxdw(0, 10, -8) + exit_(), None, 43),
+    ("helper-call", mov64_imm(1, -1) + insn(0x85, 0, 0, 0, 5) + mov64_imm(0, 2) + exit_(),
+     None, 2),
     ("store-to-memory",
      mov64_imm(2, 0x5a) + stxb(1, 2, 1) + ldxb(0, 1, 1) + exit_(), "00 00", 0x5a),
 ]
@@ -140,7 +142,9 @@ def test_conformance():
     # Protocol errors: message on stderr, non-zero exit.
     endless = hexbytes(insn(0x05, 0, 0, -1, 0))  # ja -1: never exits
     for name, text in (("not-hex", "zz 00"), ("partial-insn", "b7 00 00"), ("empty", ""),
-                       ("endless-loop", endless)):
+                       ("endless-loop", endless),
+                       # the suite's call_runtime case: a kfunc call is an error
+                       ("kfunc-call", hexbytes(insn(0x85, 0, 2, 0, 0x2a) + exit_()))):
         rc, out, err = xbpf("conformance-plugin", stdin=text)
         check(rc != 0 and err.strip() != "" and out.strip() == "",
               "conformance-plugin rejects %s input (rc %d, err %r)" % (name, rc, err.strip()))
