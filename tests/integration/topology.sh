@@ -158,7 +158,7 @@ xlbd_start() {
 	shift 2
 	ip netns exec "$T-lb" "$xlbd" -i l0 -g "$GW_MAC" --src4 $SRC4 -s "$XLBD_SOCK" \
 		-d "$TOPO_TMP/state" --pin-root "$XLBD_PINS" -o "$obj" -m 0 \
-		--verify "${XLBD_VERIFY:-warn}" "$@" \
+		--verify "${XLBD_VERIFY:-enforce}" "$@" \
 		>> "$TOPO_TMP/xlbd.log" 2>&1 &
 	XLBD_PID=$!
 	for _ in $(seq 100); do
