@@ -149,10 +149,9 @@ xlbd_prepare() { # -> XLBD_SOCK, XLBD_PINS
 	XLBD_PINS="$TOPO_TMP/bpf/xlb"
 }
 
-# xlbd_start XLBD OBJ [extra xlbd args...]; waits until it answers.  The
-# tests exercise the control plane, so xlb's verifier verdict is logged but
-# not enforced (XLBD_VERIFY=enforce to change that); it_verify.sh tests the
-# enforcement itself.
+# xlbd_start XLBD OBJ [extra xlbd args...]; waits until it answers.  xlbd
+# enforces xlb's verifier verdict as in production (XLBD_VERIFY=warn|off to
+# change that); it_verify.sh tests both policies.
 xlbd_start() {
 	local xlbd=$1 obj=$2
 	shift 2
