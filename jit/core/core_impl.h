@@ -182,6 +182,16 @@ struct xbpf_thread_state {
 	enum xbpf_prog_type prog_type;
 	struct xbpf_redirect redirect;
 	uint64_t prandom;
+	/* the skb's tunnel metadata (ip_tunnel_info) that bpf_skb_set_tunnel_key() set this run */
+	struct xbpf_tunnel_info {
+		bool set;
+		bool ipv6;
+		uint16_t flags; /* IP_TUNNEL_*_BIT positions, as ip_tunnel_flags_to_be16() reads them */
+		uint32_t id;
+		uint8_t tos, ttl;
+		uint32_t label;
+		uint32_t dst[4], src[4]; /* host order words, as the program gave them */
+	} tunnel;
 };
 struct xbpf_thread_state *__xbpf_thread(void);
 

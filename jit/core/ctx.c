@@ -407,6 +407,7 @@ void *xbpf_run_ctx__r1(struct xbpf_run_ctx *ctx)
 		return NULL;
 	ts->prog_type = ctx->type;
 	memset(&ts->redirect, 0, sizeof(ts->redirect));
+	memset(&ts->tunnel, 0, sizeof(ts->tunnel));
 	if (ctx->type == XBPF_PROG_RAW_MEM)
 		return ctx->raw;
 	return ctx;

@@ -633,6 +633,159 @@ static uint64_t h_perf_event_output(uint64_t r1, uint64_t map_p, uint64_t flags,
 	return (uint64_t)(int64_t)__xbpf_ringbuf_output(map, (const void *)(uintptr_t)data, size, 0);
 }
 
+/* ---- tunnel metadata (net/core/filter.c) ---------------------------------------- */
+
+/* struct bpf_tunnel_key: its size and the offsets of the deprecated shorter layouts */
+#define TKEY_SIZE 44
+#define TKEY_OFF_REMOTE 4
+#define TKEY_OFF_REMOTE_IPV6_1 8
+#define TKEY_OFF_TOS 20
+#define TKEY_OFF_TTL 21
+#define TKEY_OFF_EXT 22
+#define TKEY_OFF_LABEL 24
+#define TKEY_OFF_LOCAL 28
+#define TUNINFO_IPV6 (1ull << 0)
+#define TUNINFO_FLAGS (1ull << 4) /* bpf_skb_get_tunnel_key */
+#define TUN_ZERO_CSUM_TX (1ull << 1)
+#define TUN_DONT_FRAGMENT (1ull << 2)
+#define TUN_SEQ_NUMBER (1ull << 3)
+#define TUN_NO_TUNNEL_KEY (1ull << 4)
+#define TUN_CSUM_BIT 0
+#define TUN_KEY_BIT 2
+#define TUN_SEQ_BIT 3
+#define TUN_DONT_FRAGMENT_BIT 8
+#define TUN_NOCACHE_BIT 13
+
+static uint32_t ld32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static void st32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/*
+ * bpf_skb_set_tunnel_key(skb, key, size, flags): checks the flags and the
+ * layout, then records the TX tunnel info the kernel would attach to the
+ * skb's metadata dst.  Shorter deprecated layouts are zero-extended.
+ */
+static uint64_t h_skb_set_tunnel_key(uint64_t r1, uint64_t from_p, uint64_t size, uint64_t flags,
+				     uint64_t a5)
+{
+	struct xbpf_tunnel_info *t = &__xbpf_thread()->tunnel;
+	uint8_t key[TKEY_SIZE] = { 0 };
+	uint16_t ext;
+	int i;
+
+	if (flags & ~(TUNINFO_IPV6 | TUN_ZERO_CSUM_TX | TUN_DONT_FRAGMENT | TUN_SEQ_NUMBER |
+		      TUN_NO_TUNNEL_KEY))
+		return (uint64_t)-EINVAL;
+	switch ((uint32_t)size) {
+	case TKEY_SIZE:
+	case TKEY_OFF_LOCAL:
+	case TKEY_OFF_LABEL:
+	case TKEY_OFF_EXT:
+	case TKEY_OFF_REMOTE_IPV6_1:
+		memcpy(key, (const void *)(uintptr_t)from_p, (uint32_t)size);
+		break;
+	default:
+		return (uint64_t)-EINVAL;
+	}
+	memcpy(&ext, key + TKEY_OFF_EXT, sizeof(ext));
+	if ((!(flags & TUNINFO_IPV6) && ld32(key + TKEY_OFF_LABEL)) || ext)
+		return (uint64_t)-EINVAL;
+
+	memset(t, 0, sizeof(*t));
+	t->set = true;
+	t->ipv6 = flags & TUNINFO_IPV6;
+	t->flags = 1u << TUN_NOCACHE_BIT;
+	if (flags & TUN_DONT_FRAGMENT)
+		t->flags |= 1u << TUN_DONT_FRAGMENT_BIT;
+	if (!(flags & TUN_ZERO_CSUM_TX))
+		t->flags |= 1u << TUN_CSUM_BIT;
+	if (flags & TUN_SEQ_NUMBER)
+		t->flags |= 1u << TUN_SEQ_BIT;
+	if (!(flags & TUN_NO_TUNNEL_KEY))
+		t->flags |= 1u << TUN_KEY_BIT;
+	t->id = ld32(key);
+	t->tos = key[TKEY_OFF_TOS];
+	t->ttl = key[TKEY_OFF_TTL];
+	if (t->ipv6) {
+		for (i = 0; i < 4; i++) {
+			t->dst[i] = ld32(key + TKEY_OFF_REMOTE + 4 * i);
+			t->src[i] = ld32(key + TKEY_OFF_LOCAL + 4 * i);
+		}
+		t->label = ld32(key + TKEY_OFF_LABEL) & 0xfffff; /* IPV6_FLOWLABEL_MASK */
+	} else {
+		t->dst[0] = ld32(key + TKEY_OFF_REMOTE);
+		t->src[0] = ld32(key + TKEY_OFF_LOCAL);
+	}
+	return 0;
+}
+
+/*
+ * bpf_skb_get_tunnel_key(skb, key, size, flags): reads the tunnel info back
+ * as a receiver sees it (remote = the info's source).  A test_run skb has
+ * none unless the program set one: -EINVAL, and the buffer is cleared on
+ * every error.
+ */
+static uint64_t h_skb_get_tunnel_key(uint64_t r1, uint64_t to_p, uint64_t size, uint64_t flags,
+				     uint64_t a5)
+{
+	const struct xbpf_tunnel_info *t = &__xbpf_thread()->tunnel;
+	uint8_t *to = (uint8_t *)(uintptr_t)to_p, key[TKEY_SIZE] = { 0 };
+	uint16_t tun_flags;
+	int64_t err = -EINVAL;
+	int i;
+
+	if (!t->set || (flags & ~(TUNINFO_IPV6 | TUNINFO_FLAGS)))
+		goto clear;
+	if (t->ipv6 != !!(flags & TUNINFO_IPV6)) {
+		err = -EPROTO;
+		goto clear;
+	}
+	switch ((uint32_t)size) {
+	case TKEY_SIZE:
+	case TKEY_OFF_LOCAL:
+	case TKEY_OFF_LABEL:
+	case TKEY_OFF_EXT:
+		break;
+	case TKEY_OFF_REMOTE_IPV6_1:
+		if (t->ipv6)
+			goto clear;
+		break;
+	default:
+		goto clear;
+	}
+	st32(key, t->id);
+	key[TKEY_OFF_TOS] = t->tos;
+	key[TKEY_OFF_TTL] = t->ttl;
+	if (flags & TUNINFO_FLAGS) {
+		tun_flags = (uint16_t)((t->flags >> 8) | (t->flags << 8)); /* cpu_to_be16 */
+		memcpy(key + TKEY_OFF_EXT, &tun_flags, sizeof(tun_flags));
+	}
+	if (t->ipv6) {
+		for (i = 0; i < 4; i++) {
+			st32(key + TKEY_OFF_REMOTE + 4 * i, t->src[i]);
+			st32(key + TKEY_OFF_LOCAL + 4 * i, t->dst[i]);
+		}
+		st32(key + TKEY_OFF_LABEL, t->label);
+	} else {
+		st32(key + TKEY_OFF_REMOTE, t->src[0]);
+		st32(key + TKEY_OFF_LOCAL, t->dst[0]);
+	}
+	memcpy(to, key, (uint32_t)size);
+	return 0;
+clear:
+	memset(to, 0, (uint32_t)size);
+	return (uint64_t)err;
+}
+
 /* ---- the table -------------------------------------------------------------------- */
 
 #define A(x) XBPF_ARG_##x
@@ -655,6 +808,10 @@ static const struct xbpf_helper_proto protos[] = {
 	  { A(PTR_TO_CTX), A(ANYTHING), A(ANYTHING), A(ANYTHING), A(ANYTHING) }, true, TC_PROGS },
 	{ 11, "l4_csum_replace", h_l4_csum_replace, XBPF_RET_INTEGER,
 	  { A(PTR_TO_CTX), A(ANYTHING), A(ANYTHING), A(ANYTHING), A(ANYTHING) }, true, TC_PROGS },
+	{ 20, "skb_get_tunnel_key", h_skb_get_tunnel_key, XBPF_RET_INTEGER,
+	  { A(PTR_TO_CTX), A(PTR_TO_UNINIT_MEM), A(CONST_SIZE), A(ANYTHING) }, false, TC_PROGS },
+	{ 21, "skb_set_tunnel_key", h_skb_set_tunnel_key, XBPF_RET_INTEGER,
+	  { A(PTR_TO_CTX), A(PTR_TO_MEM), A(CONST_SIZE), A(ANYTHING) }, false, TC_PROGS },
 	{ 23, "redirect", h_redirect, XBPF_RET_INTEGER, { A(ANYTHING), A(ANYTHING) }, false,
 	  TC_PROGS | PROG(XDP) },
 	{ 25, "perf_event_output", h_perf_event_output, XBPF_RET_INTEGER,

@@ -584,6 +584,150 @@ static void test_ctx_fields(void)
 	}
 }
 
+/*
+ * skb_set_tunnel_key's flag and size checks, and what skb_get_tunnel_key
+ * reads back in the same run: the program sets a key, gets it into a
+ * zeroed buffer, stores that buffer over the packet's first 44 bytes and
+ * returns (get's result << 16) | set's result, both truncated to 16 bits.
+ */
+static void test_tunnel_key(void)
+{
+	static const struct {
+		uint32_t ssize;
+		uint64_t sflags;
+		uint32_t label;
+		uint16_t ext;
+		uint32_t gsize;
+		uint64_t gflags;
+	} cases[] = {
+		{ 44, 0, 0, 0, 44, 0 },
+		{ 44, 0, 0, 0, 44, BPF_F_TUNINFO_FLAGS },
+		{ 44, BPF_F_TUNINFO_IPV6, 0xabcdef12, 0, 44, BPF_F_TUNINFO_IPV6 | BPF_F_TUNINFO_FLAGS },
+		{ 44, BPF_F_TUNINFO_IPV6, 0, 0, 44, 0 },
+		{ 44, 0, 0, 0, 44, BPF_F_TUNINFO_IPV6 },
+		{ 44, 2 | 4 | 8, 0, 0, 44, BPF_F_TUNINFO_FLAGS },
+		{ 44, 16, 0, 0, 44, BPF_F_TUNINFO_FLAGS },
+		{ 44, 1 | 2 | 4 | 8 | 16, 0x12345, 0, 44, 1 | BPF_F_TUNINFO_FLAGS },
+		{ 44, 32, 0, 0, 44, 0 },
+		{ 44, 1ull << 40, 0, 0, 44, 0 },
+		{ 44, 0, 7, 0, 44, 0 },
+		{ 44, 0, 0, 1, 44, 0 },
+		{ 44, BPF_F_TUNINFO_IPV6, 0, 0x100, 44, BPF_F_TUNINFO_IPV6 },
+		{ 40, 0, 0, 0, 44, 0 },
+		{ 40, BPF_F_TUNINFO_IPV6, 0, 0, 40, BPF_F_TUNINFO_IPV6 },
+		{ 28, 0, 0, 0, 28, 0 },
+		{ 28, BPF_F_TUNINFO_IPV6, 0x99, 0, 28, BPF_F_TUNINFO_IPV6 },
+		{ 24, 0, 0, 0, 24, 0 },
+		{ 22, 0, 0, 0, 22, 0 },
+		{ 22, 0, 0, 0, 8, 0 },
+		{ 22, BPF_F_TUNINFO_IPV6, 0, 0, 8, BPF_F_TUNINFO_IPV6 },
+		{ 8, 0, 0, 0, 44, 0 },
+		{ 8, BPF_F_TUNINFO_IPV6, 0, 0, 44, BPF_F_TUNINFO_IPV6 },
+		{ 12, 0, 0, 0, 44, 0 },
+		{ 4, 0, 0, 0, 44, 0 },
+		{ 20, 0, 0, 0, 44, 0 },
+		{ 21, 0, 0, 0, 44, 0 },
+		{ 30, 0, 0, 0, 44, 0 },
+		{ 46, 0, 0, 0, 44, 0 },
+		{ 44, 0, 0, 0, 12, 0 },
+		{ 44, 0, 0, 0, 44, 4 },
+	};
+	uint8_t pkt[64];
+	struct run k, u;
+	size_t c;
+
+	fill(pkt, sizeof(pkt), 5);
+	pkt[12] = 0x08;
+	pkt[13] = 0x00;
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		uint8_t key[48], got[44];
+		struct bpf_insn prog[64];
+		int n = 0, j, fd;
+
+		fill(key, sizeof(key), (uint32_t)c + 11);
+		memcpy(key + 22, &cases[c].ext, 2);
+		memcpy(key + 24, &cases[c].label, 4);
+		prog[n++] = MOV64_REG(BPF_REG_6, BPF_REG_1);
+		for (j = 0; j < 12; j++) {
+			uint32_t w;
+
+			memcpy(&w, key + 4 * j, 4);
+			prog[n++] = ST_W(BPF_REG_10, -48 + 4 * j, (int32_t)w);
+			if (j < 11)
+				prog[n++] = ST_W(BPF_REG_10, -96 + 4 * j, 0);
+		}
+		prog[n++] = MOV64_REG(BPF_REG_1, BPF_REG_6);
+		prog[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
+		prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -48);
+		prog[n++] = MOV64_IMM(BPF_REG_3, (int32_t)cases[c].ssize);
+		prog[n++] = INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_4, 0, 0, (int32_t)cases[c].sflags);
+		prog[n++] = INSN(0, 0, 0, 0, (int32_t)(cases[c].sflags >> 32));
+		prog[n++] = CALL(BPF_FUNC_skb_set_tunnel_key);
+		prog[n++] = MOV64_REG(BPF_REG_7, BPF_REG_0);
+		prog[n++] = MOV64_REG(BPF_REG_1, BPF_REG_6);
+		prog[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
+		prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -96);
+		prog[n++] = MOV64_IMM(BPF_REG_3, (int32_t)cases[c].gsize);
+		prog[n++] = MOV64_IMM(BPF_REG_4, (int32_t)cases[c].gflags);
+		prog[n++] = CALL(BPF_FUNC_skb_get_tunnel_key);
+		prog[n++] = MOV64_REG(BPF_REG_8, BPF_REG_0);
+		prog[n++] = MOV64_REG(BPF_REG_1, BPF_REG_6);
+		prog[n++] = MOV64_IMM(BPF_REG_2, 0);
+		prog[n++] = MOV64_REG(BPF_REG_3, BPF_REG_10);
+		prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_3, 0, 0, -96);
+		prog[n++] = MOV64_IMM(BPF_REG_4, 44);
+		prog[n++] = MOV64_IMM(BPF_REG_5, 0);
+		prog[n++] = CALL(BPF_FUNC_skb_store_bytes);
+		prog[n++] = INSN(BPF_ALU64 | BPF_AND | BPF_K, BPF_REG_7, 0, 0, 0xffff);
+		prog[n++] = INSN(BPF_ALU64 | BPF_AND | BPF_K, BPF_REG_8, 0, 0, 0xffff);
+		prog[n++] = INSN(BPF_ALU64 | BPF_LSH | BPF_K, BPF_REG_8, 0, 0, 16);
+		prog[n++] = MOV64_REG(BPF_REG_0, BPF_REG_7);
+		prog[n++] = INSN(BPF_ALU64 | BPF_OR | BPF_X, BPF_REG_0, BPF_REG_8, 0, 0);
+		prog[n++] = EXIT();
+		fd = prog_load(BPF_PROG_TYPE_SCHED_CLS, prog, (size_t)n);
+		if (fd < 0) {
+			test_failures++;
+			return;
+		}
+		kernel_run(fd, pkt, sizeof(pkt), NULL, 0, sizeof(k.data), &k);
+		close(fd);
+
+		/* ours: the same three helper calls on a context from the same options */
+		{
+			XBPF_OPTS(xbpf_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt),
+				  .data_out = u.data, .data_size_out = sizeof(u.data));
+			struct xbpf_run_ctx *ctx;
+			uint64_t sret, gret;
+			void *r1;
+
+			memset(&u, 0, sizeof(u));
+			memset(got, 0, sizeof(got));
+			u.err = xbpf_run_ctx__new(XBPF_PROG_SCHED_CLS, &o, &ctx);
+			if (!u.err) {
+				r1 = xbpf_run_ctx__r1(ctx);
+				sret = xbpf_helper_proto(BPF_FUNC_skb_set_tunnel_key)
+					       ->fn((uintptr_t)r1, (uintptr_t)key, cases[c].ssize,
+						    cases[c].sflags, 0);
+				gret = xbpf_helper_proto(BPF_FUNC_skb_get_tunnel_key)
+					       ->fn((uintptr_t)r1, (uintptr_t)got, cases[c].gsize,
+						    cases[c].gflags, 0);
+				xbpf_helper_proto(BPF_FUNC_skb_store_bytes)
+					->fn((uintptr_t)r1, 0, (uintptr_t)got, sizeof(got), 0);
+				u.retval = (uint32_t)(((gret & 0xffff) << 16) | (sret & 0xffff));
+				u.err = xbpf_run_ctx__finish(ctx, &o);
+				u.data_size = o.data_size_out;
+				xbpf_run_ctx__free(ctx);
+			}
+		}
+		if (compare("tunnel_key", (long)c, &k, &u)) {
+			for (j = 0; j < 44; j++)
+				fprintf(stderr, "%02x%s", k.data[j], j == 43 ? " kernel\n" : "");
+			for (j = 0; j < 44; j++)
+				fprintf(stderr, "%02x%s", u.data[j], j == 43 ? " ours\n" : "");
+		}
+	}
+}
+
 static int quiet(enum xbpf_print_level level, const char *fmt, va_list ap)
 {
 	return 0;
@@ -607,5 +751,6 @@ int main(void)
 	test_skb_helpers();
 	test_skb_room();
 	test_ctx_fields();
+	test_tunnel_key();
 	TEST_DONE();
 }
