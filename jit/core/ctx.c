@@ -345,8 +345,21 @@ int xbpf_run_ctx__reset(struct xbpf_run_ctx *ctx)
 		struct xdp_md *md = &ctx->md.xdp;
 		uint8_t *meta = ctx->frame + XBPF_FRAME_HEADROOM - ctx->meta_len_in;
 
-		memset(ctx->frame, 0, XBPF_FRAME_SLOT);
+		uint8_t *end = meta + ctx->data_size_in;
+		uint8_t *hi = ctx->dirty_hi, *cur = xbpf_u32_ptr(md->data_end);
+
+		/* an unverified program may have moved data_end itself: trust it only inside the frame */
+		if (hi && cur > hi)
+			hi = cur <= ctx->frame + XBPF_FRAME_SLOT ? cur : NULL;
+		if (hi) {
+			memset(ctx->frame, 0, XBPF_FRAME_HEADROOM);
+			if (hi > end)
+				memset(end, 0, (size_t)(hi - end));
+		} else {
+			memset(ctx->frame, 0, XBPF_FRAME_SLOT);
+		}
 		memcpy(meta, ctx->data_in, ctx->data_size_in);
+		ctx->dirty_hi = end;
 		ctx->md.xdp = ctx->md_in.xdp;
 		md->data_meta = xbpf_ptr_u32(meta);
 		md->data = xbpf_ptr_u32(ctx->frame + XBPF_FRAME_HEADROOM);

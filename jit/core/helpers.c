@@ -607,6 +607,8 @@ static uint64_t h_xdp_adjust_tail(uint64_t r1, uint64_t delta, uint64_t a3, uint
 	if (off > 0)
 		memset(xbpf_u32_ptr(md->data_end), 0, (size_t)off);
 	md->data_end = (uint32_t)end;
+	if ((uint8_t *)xbpf_u32_ptr(md->data_end) > ctx->dirty_hi)
+		ctx->dirty_hi = xbpf_u32_ptr(md->data_end); /* reset clears up to here */
 	return 0;
 }
 
