@@ -166,13 +166,13 @@ struct xbpf_run_ctx {
 	uint32_t l2_pulled;  /* socket filters: ETH_HLEN pulled before the run */
 	uint32_t pkt_len;    /* skb: wire length as test_run keeps it (cb->pkt_len) */
 	/*
-	 * XDP: highest data_end since the last full clear of the frame (NULL:
-	 * the frame's contents are unknown).  Programs write only inside
-	 * [data_meta, data_end) and bpf_xdp_adjust_tail() is the only helper
-	 * that moves data_end up, so reset restores headroom, packet and
-	 * [packet end, dirty_hi) instead of the whole slot.
+	 * XDP: lowest data_meta and highest data_end since the last reset
+	 * (dirty_hi NULL: the frame's contents are unknown).  Programs write
+	 * only inside [data_meta, data_end), and only bpf_xdp_adjust_head/
+	 * _meta/_tail move those outwards, so reset zeroes [dirty_lo, dirty_hi)
+	 * around the restored packet instead of the whole slot.
 	 */
-	uint8_t *dirty_hi;
+	uint8_t *dirty_lo, *dirty_hi;
 
 	/* input kept for reset */
 	uint8_t *data_in;

@@ -110,7 +110,7 @@ static void test_xdp_roundtrip(void)
 /*
  * Reset restores a fresh frame (zeroes around the packet, as the kernel's
  * test_run allocates) even where an earlier run grew the tail, wrote and
- * shrank it again, or wrote into the headroom.
+ * shrank it again, or moved the head down, wrote and moved it back.
  */
 static void test_xdp_reset_clears_frame(void)
 {
@@ -129,6 +129,8 @@ static void test_xdp_reset_clears_frame(void)
 		CHECK_EQ((int64_t)call(44, (uintptr_t)md, (uint64_t)-200, 0, 0, 0), 0);
 		memset((void *)(uintptr_t)md->data, 0xcd, md->data_end - md->data);
 		CHECK_EQ((int64_t)call(65, (uintptr_t)md, (uint64_t)-1000, 0, 0, 0), 0);
+		if (round)
+			CHECK_EQ((int64_t)call(44, (uintptr_t)md, 200, 0, 0, 0), 0); /* back where it was */
 		CHECK_EQ(xbpf_run_ctx__reset(ctx), 0);
 		p = (uint8_t *)(uintptr_t)md->data;
 		CHECK_EQ(md->data_end - md->data, sizeof(pkt));
