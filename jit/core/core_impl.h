@@ -123,6 +123,20 @@ static inline uint32_t __xbpf_map_cpu(const struct xbpf_map *map)
 	return (uint32_t)cpu % (uint32_t)map->nr_cpus;
 }
 
+/*
+ * array / percpu_array: the element of key (all CPUs' values for per-CPU
+ * maps), NULL out of range.  Inline: it is the commonest lookup of a packet.
+ */
+static inline uint8_t *__xbpf_array_elem(const struct xbpf_map *map, const void *key)
+{
+	uint32_t idx;
+
+	memcpy(&idx, key, sizeof(idx));
+	if (idx >= map->spec.max_entries)
+		return NULL;
+	return (uint8_t *)map->priv + (size_t)idx * map->cpu_vals * map->stride;
+}
+
 /* A spin lock for short writer sections (readers never take it). */
 typedef struct {
 	atomic_flag flag;

@@ -34,8 +34,17 @@ static struct xbpf_run_ctx *run_ctx(uint64_t r1)
 
 static uint64_t h_map_lookup_elem(uint64_t map, uint64_t key, uint64_t a3, uint64_t a4, uint64_t a5)
 {
-	return (uintptr_t)xbpf_map__lookup_elem((struct xbpf_map *)(uintptr_t)map,
-						(const void *)(uintptr_t)key);
+	struct xbpf_map *m = (struct xbpf_map *)(uintptr_t)map;
+
+	/* arrays straight here: the same result as the front end, one call less */
+	if (m && key && m->ops == &__xbpf_array_ops) {
+		uint8_t *raw = __xbpf_array_elem(m, (const void *)(uintptr_t)key);
+
+		if (raw && m->percpu)
+			raw += (size_t)__xbpf_map_cpu(m) * m->stride;
+		return (uintptr_t)raw;
+	}
+	return (uintptr_t)xbpf_map__lookup_elem(m, (const void *)(uintptr_t)key);
 }
 
 static uint64_t h_map_update_elem(uint64_t map, uint64_t key, uint64_t value, uint64_t flags,

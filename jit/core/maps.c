@@ -489,12 +489,7 @@ static void array_free(struct xbpf_map *map)
 
 static void *array_lookup_raw(struct xbpf_map *map, const void *key)
 {
-	uint32_t idx;
-
-	memcpy(&idx, key, sizeof(idx));
-	if (idx >= map->spec.max_entries)
-		return NULL;
-	return (uint8_t *)map->priv + (size_t)idx * map->cpu_vals * map->stride;
+	return __xbpf_array_elem(map, key);
 }
 
 static void copy_values(struct xbpf_map *map, uint8_t *dst, const void *value, int cpu)
