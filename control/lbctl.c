@@ -157,6 +157,9 @@ static json_t *parse_vip(const char *s)
 			return NULL;
 		*port++ = 0;
 		addr = buf;
+		/* IPv6 needs brackets: "2001:db8::1:443" is ambiguous. */
+		if (strchr(addr, ':'))
+			return NULL;
 	}
 	p = strtol(port, &end, 10);
 	if (!*port || *end || p < 0 || p > 65535 || xlb_addr_parse(addr, &a))

@@ -414,7 +414,7 @@ static int round_frame(int depth)
 	return (depth + 31) & ~31;
 }
 
-static int stack_walk(struct xv_env *env, int idx, int frame, int depth, int *max_frames)
+static int stack_walk(struct xv_env *env, int idx, int frame, int depth)
 {
 	struct xv_subprog *sp = &env->subprog[idx];
 
@@ -435,11 +435,8 @@ static int stack_walk(struct xv_env *env, int idx, int frame, int depth, int *ma
 		callee = xv_find_subprog(env, i + env->insns[i].imm + 1);
 		if (callee < 0)
 			return -EFAULT;
-		if (env->subprog[callee].has_tail_call) {
-			/* Kernel: tail calls within callees get a 256-byte budget. */
-		}
 		env->insn_idx = i;
-		err = stack_walk(env, callee, frame + 1, depth, max_frames);
+		err = stack_walk(env, callee, frame + 1, depth);
 		if (err)
 			return err;
 	}
@@ -448,7 +445,5 @@ static int stack_walk(struct xv_env *env, int idx, int frame, int depth, int *ma
 
 int xv_check_max_stack_depth(struct xv_env *env)
 {
-	int max_frames = 0;
-
-	return stack_walk(env, 0, 0, 0, &max_frames);
+	return stack_walk(env, 0, 0, 0);
 }

@@ -137,8 +137,7 @@ static int stack_write(struct xv_env *env, struct xv_func_state *f, int regno, i
 		return err;
 	update_stack_depth(env, f, off);
 	slot = &f->stack[spi];
-	if (value && size == XV_SLOT && !(off % XV_SLOT) && value->type != NOT_INIT &&
-	    !(value->type == SCALAR_VALUE && tnum_equals_const(value->var_off, 0) && 0)) {
+	if (value && size == XV_SLOT && !(off % XV_SLOT) && value->type != NOT_INIT) {
 		if (f != cur_frame(env) && value->type == PTR_TO_STACK) {
 			xv_err(env, "cannot spill pointers to stack into stack frame of the caller\n");
 			return -EACCES;
@@ -444,7 +443,14 @@ static int check_ldx(struct xv_env *env, const struct xbpf_insn *insn)
 
 	err = check_reg_arg(env, insn->src_reg, SRC_OP);
 	err = err ?: check_reg_arg(env, insn->dst_reg, DST_OP_NO_MARK);
-	err = err ?: check_mem_access(env, insn->src_reg, insn->off, size, false, insn->dst_reg, false);
+	if (err)
+		return err;
+	err = check_mem_access(env, insn->src_reg, insn->off, size, false, insn->dst_reg, false);
+	if (!err && XBPF_MODE(insn->code) == XBPF_MEMSX && regs[insn->dst_reg].type != SCALAR_VALUE) {
+		/* A pointer field of the context cannot be sign-extended. */
+		xv_err(env, "invalid bpf_context access off=%d size=%d\n", insn->off, size);
+		return -EACCES;
+	}
 	if (err)
 		return err;
 	if (XBPF_MODE(insn->code) == XBPF_MEMSX && regs[insn->dst_reg].type == SCALAR_VALUE) {
@@ -573,9 +579,6 @@ static int adjust_ptr_alu(struct xv_env *env, const struct xbpf_insn *insn, stru
 		       op_name(op));
 		return -EACCES;
 	}
-	if (op == XBPF_SUB && dst != ptr && off_reg == dst) {
-		/* unreachable: caller handles scalar - pointer */
-	}
 	if (off_reg->smin_value == INT64_MIN && !known) {
 		xv_err(env, "math between %s pointer and register with unbounded min value is not allowed\n",
 		       tstr);
@@ -649,7 +652,6 @@ static int check_alu(struct xv_env *env, const struct xbpf_insn *insn)
 			xv_mark_known(&imm_reg, 0);
 			xv_scalar_alu(env, &imm_reg, dst, XBPF_SUB, alu32);
 			*dst = imm_reg;
-		} else if (insn->imm == 64 && !alu32 && 0) {
 		} else if (alu32 && XBPF_SRC(insn->code) == XBPF_TO_LE) {
 			xv_coerce_reg_to_size(dst, insn->imm / 8);
 		} else {

@@ -22,4 +22,15 @@ done <<< "$(echo "$cmds" | awk '{print $1, $2}')"
 "$lbctl" vip add 10.0.0.1 >/dev/null 2>&1; [ $? = 2 ] || fail "VIP without port accepted"
 "$lbctl" real set-weight 10.0.0.1:80 10.1.1.1 heavy >/dev/null 2>&1; [ $? = 2 ] || fail "bad weight accepted"
 "$lbctl" --bogus >/dev/null 2>&1; [ $? = 2 ] || fail "unknown option exit code"
+# VIP syntax: well-formed ones get as far as the (absent) daemon: exit 3.
+for v in 10.0.0.1:80 10.0.0.1:80/udp "[2001:db8::1]:443/tcp" "[::ffff:10.0.0.1]:0"; do
+	"$lbctl" -s /nonexistent/xlbd.sock vip add "$v" >/dev/null 2>&1
+	[ $? = 3 ] || fail "VIP $v refused"
+done
+for v in 10.0.0.1 10.0.0.1:99999 10.0.0.1:80/sctp "[2001:db8::1:443" 2001:db8::1:443 10.0.0.300:1 ":80"; do
+	"$lbctl" -s /nonexistent/xlbd.sock vip add "$v" >/dev/null 2>&1
+	[ $? = 2 ] || fail "bad VIP $v accepted"
+done
+"$lbctl" -s /nonexistent/xlbd.sock real add 10.0.0.1:80 not-an-ip >/dev/null 2>&1; [ $? = 2 ] || fail "bad real accepted"
+"$lbctl" -s /nonexistent/xlbd.sock vip add 10.0.0.1:80 hc-rise 500 >/dev/null 2>&1; [ $? = 2 ] || fail "hc-rise 500 accepted"
 echo "PASS: $(echo "$cmds" | wc -l) commands documented, completed and in the man page"

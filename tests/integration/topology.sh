@@ -149,16 +149,15 @@ xlbd_prepare() { # -> XLBD_SOCK, XLBD_PINS
 	XLBD_PINS="$TOPO_TMP/bpf/xlb"
 }
 
-# xlbd_start XLBD OBJ [extra xlbd args...]; waits until it answers.  The
-# tests exercise the control plane, so xlb's verifier verdict is logged but
-# not enforced (XLBD_VERIFY=enforce to change that); it_verify.sh tests the
-# enforcement itself.
+# xlbd_start XLBD OBJ [extra xlbd args...]; waits until it answers.  xlbd
+# enforces xlb's verifier verdict as in production (XLBD_VERIFY=warn|off to
+# change that); it_verify.sh tests both policies.
 xlbd_start() {
 	local xlbd=$1 obj=$2
 	shift 2
 	ip netns exec "$T-lb" "$xlbd" -i l0 -g "$GW_MAC" --src4 $SRC4 -s "$XLBD_SOCK" \
 		-d "$TOPO_TMP/state" --pin-root "$XLBD_PINS" -o "$obj" -m 0 \
-		--verify "${XLBD_VERIFY:-warn}" "$@" \
+		--verify "${XLBD_VERIFY:-enforce}" "$@" \
 		>> "$TOPO_TMP/xlbd.log" 2>&1 &
 	XLBD_PID=$!
 	for _ in $(seq 100); do

@@ -77,6 +77,47 @@ const struct vcase vcases[] = {
 		XI_CALL_REL(1), XI_EXIT(), XI_MOV64_X(R0, FP), XI_EXIT() },
 		REJECT("cannot return stack pointer to the caller") },
 
+	{ "calls: callee reads the context", XBPF_PROG_SCHED_ACT, {
+		XI_CALL_REL(1), XI_EXIT(), XI_LDX(XBPF_W, R0, R1, SKB_LEN), XI_EXIT() }, ACCEPT },
+	{ "calls: two arguments", XBPF_PROG_SCHED_CLS, {
+		XI_MOV64_X(R6, R1), XI_LDX(XBPF_W, R1, R6, SKB_LEN), XI_LDX(XBPF_W, R2, R6, SKB_MARK),
+		XI_CALL_REL(1), XI_EXIT(), XI_MOV64_X(R0, R1), XI_ALU64_X(XBPF_ADD, R0, R2), XI_EXIT() }, ACCEPT },
+	{ "calls: callee writes the caller's stack, caller reads it", XBPF_PROG_XDP, {
+		XI_MOV64_X(R1, FP), XI_ALU64_K(XBPF_ADD, R1, -16), XI_CALL_REL(2), XI_LDX(XBPF_DW, R0, FP, -16),
+		XI_EXIT(), XI_ST(XBPF_DW, R1, 0, 7), XI_EXIT() }, ACCEPT },
+	{ "calls: caller uses r0 of a callee that set none", XBPF_PROG_XDP, {
+		XI_MOV64_X(R1, FP), XI_ALU64_K(XBPF_ADD, R1, -8), XI_CALL_REL(2), XI_MOV64_X(R1, R0),
+		XI_EXIT(), XI_ST(XBPF_DW, R1, 0, 7), XI_EXIT() }, REJECT("R0 !read_ok") },
+	{ "calls: callee's adjust_head invalidates the caller's packet pointers", XBPF_PROG_XDP, {
+		XI_LDX(XBPF_W, R6, R1, XDP_MD_DATA), XI_LDX(XBPF_W, R7, R1, XDP_MD_DATA_END),
+		XI_MOV64_X(R8, R6), XI_ALU64_K(XBPF_ADD, R8, 8), XI_JMP_X(XBPF_JGT, R8, R7, 2),
+		XI_CALL_REL(3), XI_LDX(XBPF_DW, R0, R6, 0), XI_MOV32_K(R0, 0), XI_EXIT(),
+		XI_MOV64_K(R2, 0), XI_CALL(XH_XDP_ADJUST_HEAD), XI_EXIT() },
+		REJECT("R6 invalid mem access 'scalar'") },
+	{ "calls: callee returns a map value through the caller's stack", XBPF_PROG_XDP, {
+		XI_MOV64_X(R1, FP), XI_ALU64_K(XBPF_ADD, R1, -8), XI_CALL_REL(5),
+		XI_LDX(XBPF_DW, R0, FP, -8), XI_JMP_K(XBPF_JEQ, R0, 0, 1), XI_ST(XBPF_DW, R0, 0, 0),
+		XI_MOV64_K(R0, 0), XI_EXIT(),
+		XI_MOV64_X(R6, R1), XI_ST(XBPF_DW, FP, -8, 0), XI_MOV64_X(R2, FP), XI_ALU64_K(XBPF_ADD, R2, -8),
+		XI_LD_MAP(R1, 0), XI_CALL(XH_MAP_LOOKUP), XI_STX(XBPF_DW, R6, R0, 0), XI_MOV64_K(R0, 0),
+		XI_EXIT() }, .maps = { HASH_8_8 }, .map_cnt = 1, ACCEPT },
+	{ "calls: map value from the callee used without a null check", XBPF_PROG_XDP, {
+		XI_MOV64_X(R1, FP), XI_ALU64_K(XBPF_ADD, R1, -8), XI_CALL_REL(4),
+		XI_LDX(XBPF_DW, R0, FP, -8), XI_ST(XBPF_DW, R0, 0, 0),
+		XI_MOV64_K(R0, 0), XI_EXIT(),
+		XI_MOV64_X(R6, R1), XI_ST(XBPF_DW, FP, -8, 0), XI_MOV64_X(R2, FP), XI_ALU64_K(XBPF_ADD, R2, -8),
+		XI_LD_MAP(R1, 0), XI_CALL(XH_MAP_LOOKUP), XI_STX(XBPF_DW, R6, R0, 0), XI_MOV64_K(R0, 0),
+		XI_EXIT() }, .maps = { HASH_8_8 }, .map_cnt = 1,
+		REJECT("R0 invalid mem access 'map_value_or_null'") },
+	{ "calls: unchecked packet pointer spilled into the caller, checked later", XBPF_PROG_SCHED_CLS, {
+		XI_MOV64_X(R4, FP), XI_ALU64_K(XBPF_ADD, R4, -8), XI_CALL_REL(1), XI_EXIT(),
+		XI_LDX(XBPF_W, R2, R1, SKB_DATA), XI_LDX(XBPF_W, R3, R1, SKB_DATA_END),
+		XI_MOV64_X(R0, R2), XI_ALU64_K(XBPF_ADD, R0, 8), XI_STX(XBPF_DW, R4, R2, 0),
+		XI_JMP_X(XBPF_JGT, R0, R3, 2), XI_LDX(XBPF_DW, R2, R4, 0), XI_ST(XBPF_W, R2, 0, 0),
+		XI_MOV64_K(R0, 0), XI_EXIT() }, ACCEPT },
+	{ "calls: call into the middle of ld_imm64", XBPF_PROG_TRACEPOINT, {
+		XI_CALL_REL(3), XI_CALL_REL(3), XI_MOV64_K(R0, 0), XI_EXIT(), XI_LD64(R0, 0), XI_EXIT() },
+		REJECT("last insn is not an exit or jmp") },
 	/* ---- frames and stack limits ----------------------------------------- */
 	{ "calls: nine frames deep", XBPF_PROG_TRACEPOINT, {
 		XI_CALL_REL(1), XI_EXIT(), XI_CALL_REL(1), XI_EXIT(), XI_CALL_REL(1), XI_EXIT(),

@@ -28,16 +28,22 @@ def insn(code, dst, src, off, imm):
     return "%x:%d:%d:%d:%d" % (code, dst, src, off, imm)
 
 
+# (data, data_end, readable scalar fields) of the context, by program type
+CTX = {"xdp": (0, 4, [12, 16]), "sched_cls": (76, 80, [0, 8, 16, 40, 48])}
+PTYPE = "xdp"
+
+
 def program(rng):
-    p = [insn(0xbf, 6, 1, 0, 0),   # r6 = ctx
-         insn(0x61, 2, 1, 0, 0),   # r2 = data
-         insn(0x61, 3, 1, 4, 0)]   # r3 = data_end
+    data, data_end, fields = CTX[PTYPE]
+    p = [insn(0xbf, 6, 1, 0, 0),          # r6 = ctx
+         insn(0x61, 2, 1, data, 0),       # r2 = data
+         insn(0x61, 3, 1, data_end, 0)]   # r3 = data_end
     for r in SCALARS:
         if rng.random() < 0.5:
             p.append(insn(0xb7, r, 0, 0, rng.choice([0, 1, 7, 255, -1, 1 << 20,
                                                      rng.randint(-1000, 1000)])))
         else:
-            p.append(insn(0x61, r, 6, rng.choice([12, 16]), 0))
+            p.append(insn(0x61, r, 6, rng.choice(fields), 0))
     for _ in range(rng.randint(4, 18)):
         t = rng.random()
         if t < 0.35:   # scalar ALU, either width
@@ -128,9 +134,13 @@ def main():
     ap.add_argument("--count", type=int, default=1000)
     ap.add_argument("--keep")
     ap.add_argument("--calls", action="store_true", help="wrap programs in bpf-to-bpf calls")
+    ap.add_argument("--type", default="xdp", choices=sorted(CTX))
     args = ap.parse_args()
+    global PTYPE
+    PTYPE = args.type
     rng = random.Random(args.seed)
-    lines = ["rnd%d-%d\txdp\taccept\t-\t-\t1:8:8:16\t%s" % (args.seed, i, " ".join((program_with_calls if args.calls else program)(rng)))
+    make = program_with_calls if args.calls else program
+    lines = ["rnd%d-%d\t%s\taccept\t-\t-\t1:8:8:16\t%s" % (args.seed, i, args.type, " ".join(make(rng)))
              for i in range(args.count)]
     with tempfile.NamedTemporaryFile("w", prefix="xlbt-v3-rnd-", suffix=".txt", delete=False) as f:
         f.write("\n".join(lines) + "\n")
