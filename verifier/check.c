@@ -1683,6 +1683,9 @@ static int init_state(struct xv_env *env)
 	for (int r = 0; r < XV_MAX_REG; r++)
 		mark_not_init(&f->regs[r]);
 	mark_ptr(&f->regs[1], PTR_TO_CTX);
+	/* RAW_MEM runs with the memory's length in R2: a value, not known here. */
+	if (env->type == XBPF_PROG_RAW_MEM)
+		xv_mark_unknown(&f->regs[2]);
 	mark_ptr(&f->regs[XBPF_REG_FP], PTR_TO_STACK);
 	return 0;
 }
