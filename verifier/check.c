@@ -1521,9 +1521,15 @@ static int check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 			    prev == XBPF_ARG_PTR_TO_UNINIT_MEM) {
 				struct xv_reg *mem = &regs[regno - 1];
 
+				/* NULL is memory of size zero only (the kernel checks umax). */
 				if (prev == XBPF_ARG_PTR_TO_MEM_OR_NULL && xv_reg_is_const(mem) &&
-				    mem->var_off.value == 0)
-					break;
+				    mem->var_off.value == 0 && mem->type == SCALAR_VALUE) {
+					if (umax == 0 && zero_ok)
+						break;
+					xv_err(env, "R%d type=%s expected=fp\n", regno - 1,
+					       xv_reg_type_str(mem->type));
+					return -EACCES;
+				}
 				err = check_helper_mem(env, regno - 1, (int)umax,
 						       prev == XBPF_ARG_PTR_TO_UNINIT_MEM, zero_ok);
 				if (err)
