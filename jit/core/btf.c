@@ -513,13 +513,16 @@ struct btf_line_rec {
 int __xbpf_btf_ext_lines(const struct xbpf_btf *btf, const void *ext, size_t ext_size,
 			 const char *sec_name, struct xbpf_btf_line **ret_lines, size_t *ret_cnt)
 {
-	const struct btf_ext_hdr *hdr = ext;
+	struct btf_ext_hdr hdr_copy, *hdr = &hdr_copy;
 	const uint8_t *p, *end;
 	uint32_t rec_size;
 	uint64_t start;
 
 	*ret_lines = NULL;
 	*ret_cnt = 0;
+	/* the section may sit at any offset of the image: copy, never cast */
+	if (ext_size >= sizeof(hdr_copy))
+		memcpy(&hdr_copy, ext, sizeof(hdr_copy));
 	if (ext_size < sizeof(*hdr) || hdr->magic != BTF_MAGIC_LE || hdr->version != 1 ||
 	    hdr->hdr_len < sizeof(*hdr) || hdr->hdr_len > ext_size) {
 		pr_warn("btf.ext: bad header\n");

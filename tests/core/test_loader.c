@@ -179,8 +179,10 @@ int main(int argc, char **argv)
 		struct xbpf_insn *res;
 		size_t cnt;
 
-		CHECK_EQ(xbpf_prog__resolve_maps(p, &res, &cnt), 0);
-		if (!xbpf_prog__resolve_maps(p, &res, &cnt)) {
+		int rerr = xbpf_prog__resolve_maps(p, &res, &cnt);
+
+		CHECK_EQ(rerr, 0);
+		if (!rerr) {
 			for (i = 0; i < cnt; i++) {
 				if (res[i].code == (XBPF_LD | XBPF_DW | XBPF_IMM)) {
 					CHECK_EQ(res[i].src_reg, 0);
