@@ -80,8 +80,9 @@ int xlb_state_copy(struct xlb_state *dst, const struct xlb_state *src)
 			xlb_state_free(&tmp);
 			return -ENOMEM;
 		}
-		memcpy(tmp.vips[i].reals, src->vips[i].reals,
-		       src->vips[i].real_cnt * sizeof(struct xlb_real_cfg));
+		if (src->vips[i].real_cnt) /* reals may be NULL then */
+			memcpy(tmp.vips[i].reals, src->vips[i].reals,
+			       src->vips[i].real_cnt * sizeof(struct xlb_real_cfg));
 	}
 	*dst = tmp;
 	return 0;

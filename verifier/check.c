@@ -856,31 +856,84 @@ static void clear_written(struct xv_state *st)
 			st->frame[i]->regs[r].written = false;
 }
 
+/*
+ * Cheap test before the exact comparison of a loop check (the kernel's
+ * states_maybe_looping): every register of the current frame must match
+ * bit for bit in what defines its value.  A counting loop fails here on
+ * the counter, so walking a long loop does not pay a full state
+ * comparison per checkpoint per iteration.
+ */
+static bool states_maybe_looping(const struct xv_state *old, const struct xv_state *cur)
+{
+	const struct xv_func_state *fo, *fc;
+
+	if (old->curframe != cur->curframe)
+		return false;
+	fo = old->frame[old->curframe];
+	fc = cur->frame[cur->curframe];
+	for (int r = 0; r < XV_MAX_REG; r++) {
+		const struct xv_reg *a = &fo->regs[r], *b = &fc->regs[r];
+
+		if (a->type != b->type || a->off != b->off || a->range != b->range ||
+		    a->map != b->map || a->id != b->id ||
+		    a->var_off.value != b->var_off.value || a->var_off.mask != b->var_off.mask ||
+		    a->smin_value != b->smin_value || a->smax_value != b->smax_value ||
+		    a->umin_value != b->umin_value || a->umax_value != b->umax_value ||
+		    a->s32_min_value != b->s32_min_value || a->s32_max_value != b->s32_max_value ||
+		    a->u32_min_value != b->u32_min_value || a->u32_max_value != b->u32_max_value)
+			return false;
+	}
+	return true;
+}
+
 /* 1: pruned, 0: go on, <0: error. */
 static int is_state_visited(struct xv_env *env, int idx)
 {
 	struct xv_insn_aux *aux = &env->aux[idx];
 	bool add = env->jmps_processed - env->prev_jmps_processed >= 2 &&
 		   env->insn_processed - env->prev_insn_processed >= 8;
-	struct xv_explored *e, *n;
+	struct xv_explored *e, *n, **pprev;
 
-	for (e = aux->explored; e; e = e->next) {
+	pprev = &aux->explored;
+	while ((e = *pprev)) {
 		if (e->branches) {
 			/* Still being explored above us: a loop. */
-			if (xv_states_equal(env, &e->st, env->cur, true)) {
+			if (states_maybe_looping(&e->st, env->cur) &&
+			    xv_states_equal(env, &e->st, env->cur, true)) {
 				xv_err(env, "infinite loop detected at insn %d\n", idx);
 				return -EINVAL;
 			}
 			if (env->jmps_processed - env->prev_jmps_processed < 20 &&
 			    env->insn_processed - env->prev_insn_processed < 100)
 				add = false;
-			continue;
-		}
-		if (xv_states_equal(env, &e->st, env->cur, false)) {
+		} else if (xv_states_equal(env, &e->st, env->cur, false)) {
 			e->hit_cnt++;
 			return 1;
 		}
-		e->miss_cnt++;
+		/*
+		 * A checkpoint that keeps missing costs a comparison at every
+		 * visit and prunes nothing: drop it (the kernel's heuristic,
+		 * miss_cnt > 3 * hit_cnt + 3; misses are counted only when a
+		 * new checkpoint would be added, so loop iterations do not
+		 * evict what earlier ones recorded).  One still walked below
+		 * is parked on env->evicted, as paths point at it.
+		 */
+		if (add)
+			e->miss_cnt++;
+		if (e->miss_cnt > e->hit_cnt * 3 + 3) {
+			*pprev = e->next;
+			aux->nr_states--;
+			env->cur_states--;
+			if (e->branches) {
+				e->next = env->evicted;
+				env->evicted = e;
+			} else {
+				xv_state_clear(&e->st);
+				free(e);
+			}
+			continue;
+		}
+		pprev = &e->next;
 	}
 	if (!add || aux->nr_states >= XV_MAX_STATES_PER_INSN)
 		return 0;
@@ -1468,9 +1521,15 @@ static int check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 			    prev == XBPF_ARG_PTR_TO_UNINIT_MEM) {
 				struct xv_reg *mem = &regs[regno - 1];
 
+				/* NULL is memory of size zero only (the kernel checks umax). */
 				if (prev == XBPF_ARG_PTR_TO_MEM_OR_NULL && xv_reg_is_const(mem) &&
-				    mem->var_off.value == 0)
-					break;
+				    mem->var_off.value == 0 && mem->type == SCALAR_VALUE) {
+					if (umax == 0 && zero_ok)
+						break;
+					xv_err(env, "R%d type=%s expected=fp\n", regno - 1,
+					       xv_reg_type_str(mem->type));
+					return -EACCES;
+				}
 				err = check_helper_mem(env, regno - 1, (int)umax,
 						       prev == XBPF_ARG_PTR_TO_UNINIT_MEM, zero_ok);
 				if (err)
@@ -1630,6 +1689,9 @@ static int init_state(struct xv_env *env)
 	for (int r = 0; r < XV_MAX_REG; r++)
 		mark_not_init(&f->regs[r]);
 	mark_ptr(&f->regs[1], PTR_TO_CTX);
+	/* RAW_MEM runs with the memory's length in R2: a value, not known here. */
+	if (env->type == XBPF_PROG_RAW_MEM)
+		xv_mark_unknown(&f->regs[2]);
 	mark_ptr(&f->regs[XBPF_REG_FP], PTR_TO_STACK);
 	return 0;
 }

@@ -126,6 +126,13 @@ static void free_env(struct xv_env *env)
 		}
 	}
 	free(env->aux);
+	while (env->evicted) {
+		struct xv_explored *next = env->evicted->next;
+
+		xv_state_clear(&env->evicted->st);
+		free(env->evicted);
+		env->evicted = next;
+	}
 	for (int i = 0; i < env->pending_cnt; i++)
 		xv_state_clear(&env->pending[i].st);
 	free(env->pending);

@@ -185,6 +185,8 @@ struct xv_env {
 	uint32_t insn_processed;
 	uint32_t total_states, peak_states, cur_states, max_states_per_insn;
 	uint32_t jmps_processed, prev_jmps_processed, prev_insn_processed;
+	/* Checkpoints dropped from aux[].explored while paths still point at them. */
+	struct xv_explored *evicted;
 	bool has_pseudo_call, has_tail_call, has_ld_abs;
 };
 

@@ -412,6 +412,25 @@ const struct vcase vcases[] = {
 	{ "loop: too many instructions", XBPF_PROG_XDP, {
 		XI_MOV64_K(R0, 0), XI_ALU64_K(XBPF_ADD, R0, 1), XI_JMP_K(XBPF_JLT, R0, 600000, -2), XI_EXIT() },
 		REJECT("BPF program is too large. Processed 1000001 insn") },
+	/* ---- helper memory that may be NULL (libFuzzer: NULL read in csum_diff) -- */
+	{ "helper mem: NULL with a non-zero size", XBPF_PROG_XDP, {
+		XI_ST(XBPF_DW, FP, -8, 0), XI_ST(XBPF_DW, FP, -16, 0), XI_MOV64_X(R1, FP),
+		XI_ALU64_K(XBPF_ADD, R1, -16), XI_MOV64_K(R2, 16), XI_MOV64_K(R3, 0), XI_MOV64_K(R4, 64),
+		XI_MOV64_K(R5, 0), XI_CALL(28), XI_EXIT() }, REJECT("R3 type=scalar expected=fp") },
+	{ "helper mem: NULL with size zero", XBPF_PROG_XDP, {
+		XI_ST(XBPF_DW, FP, -8, 0), XI_ST(XBPF_DW, FP, -16, 0), XI_MOV64_X(R1, FP),
+		XI_ALU64_K(XBPF_ADD, R1, -16), XI_MOV64_K(R2, 16), XI_MOV64_K(R3, 0), XI_MOV64_K(R4, 0),
+		XI_MOV64_K(R5, 0), XI_CALL(28), XI_EXIT() }, ACCEPT },
+	/* ---- XBPF_PROG_RAW_MEM: R1 the memory, R2 its length (no kernel twin) -- */
+	{ "raw_mem: R2 is an initialized scalar", XBPF_PROG_RAW_MEM, {
+		XI_MOV64_X(R0, R2), XI_ALU64_K(XBPF_AND, R0, 0xff), XI_EXIT() }, ACCEPT,
+		.kernel_skip = "XBPF_PROG_RAW_MEM is xbpf's own program type" },
+	{ "raw_mem: R2 is not a pointer", XBPF_PROG_RAW_MEM, {
+		XI_LDX(XBPF_B, R0, R2, 0), XI_EXIT() }, REJECT("R2 invalid mem access 'scalar'"),
+		.kernel_skip = "XBPF_PROG_RAW_MEM is xbpf's own program type" },
+	{ "raw_mem: R3 is not initialized", XBPF_PROG_RAW_MEM, {
+		XI_MOV64_X(R0, R3), XI_EXIT() }, REJECT("R3 !read_ok"),
+		.kernel_skip = "XBPF_PROG_RAW_MEM is xbpf's own program type" },
 	/* ---- atomics ------------------------------------------------------------ */
 	{ "atomic: add on the stack", XBPF_PROG_XDP, {
 		XI_ST(XBPF_DW, FP, -8, 0), XI_MOV64_K(R1, 1), XI_ATOMIC(XBPF_DW, XBPF_ADD, FP, R1, -8),

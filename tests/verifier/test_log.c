@@ -59,7 +59,13 @@ int main(void)
 		XI_ST(XBPF_DW, 10, -8, 0), XI_CALL_REL(2), XI_MOV64_K(0, 1), XI_EXIT(),
 		XI_ST(XBPF_DW, 10, -40, 0), XI_MOV64_K(0, 2), XI_EXIT(),
 	};
+	const struct xbpf_insn long_loop[] = {
+		XI_MOV64_K(0, 0), XI_ALU64_K(XBPF_ADD, 0, 1), XI_JMP_K(XBPF_JLT, 0, 600000, -2),
+		XI_EXIT(),
+	};
 	struct xbpf_verify_info info;
+	unsigned int per_insn = ~0u;
+	const char *stats;
 	int err;
 
 	/* level 2: every instruction with the registers it touched */
@@ -104,6 +110,21 @@ int main(void)
 	CHECK(strlen(logbuf) == 63 && logbuf[64] == 'X', "log stays inside its 64 bytes");
 	err = verify(pkt_prog, 8, 2, 0, &info);
 	CHECK(!err && !info.log_truncated, "no log buffer");
+
+	/*
+	 * A counting loop that runs into the 1M limit: checkpoints that never
+	 * prune are evicted, so each visit of a prune point compares against a
+	 * handful of states, not an ever-full list (a libFuzzer timeout in
+	 * xv_states_equal, corpus/regress/fuzz_verifier-timeout-f626...).
+	 */
+	err = verify(long_loop, 4, 0, sizeof(logbuf), &info);
+	CHECK(err == -E2BIG || err == -EACCES || err == -EINVAL, "long loop: err %d", err);
+	CHECK(strstr(info.err_msg, "BPF program is too large"), "long loop: %s", info.err_msg);
+	stats = strstr(logbuf, "max_states_per_insn ");
+	if (stats)
+		sscanf(stats, "max_states_per_insn %u", &per_insn);
+	CHECK(per_insn <= 8, "long loop keeps max_states_per_insn %u (no eviction?)\n%s", per_insn,
+	      stats ? stats : logbuf);
 
 	if (failures) {
 		printf("%d failures\n", failures);
