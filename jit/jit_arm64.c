@@ -22,10 +22,9 @@
  * long in later passes, so sizes only grow and the passes converge (the
  * driver stops when a pass reproduces every offset).
  *
- * Whatever the back end cannot translate (kfuncs, callback addresses, legacy
- * packet loads in multi-function programs, encodings no verifier accepts)
- * yields -ENOTSUP: the VM then runs the program in the interpreter, which
- * reports faults at run time.
+ * Whatever the back end cannot translate (kfuncs, legacy packet loads in
+ * multi-function programs, encodings no verifier accepts) yields -ENOTSUP: the VM then runs
+ * the program in the interpreter, which reports faults at run time.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -340,6 +339,14 @@ static void emit_mov_imm(struct a64_state *st, bool is64, int rd, uint64_t val)
 	}
 	if (first) /* every chunk equals skip: 0 or all ones */
 		emit(st, a64_movw(opc, is64, rd, 0, 0));
+}
+
+/* rd = val in exactly four instructions (the value is an address known late). */
+static void emit_mov_addr(struct a64_state *st, int rd, uint64_t val)
+{
+	emit(st, a64_movw(2, true, rd, val & 0xffff, 0));
+	for (int shift = 16; shift < 64; shift += 16)
+		emit(st, a64_movw(3, true, rd, (val >> shift) & 0xffff, shift));
 }
 
 static inline void emit_mov_reg(struct a64_state *st, bool is64, int rd, int rm)
@@ -859,9 +866,20 @@ static int emit_insn(struct a64_state *st, const struct a64_func *fn, uint32_t i
 			return -ENOTSUP;
 		if (i + 1 >= fn->end)
 			return -ENOTSUP;
-		/* Callback addresses: no engine runs callbacks (x86 refuses them too). */
-		if (insn->src_reg == XBPF_PSEUDO_FUNC)
-			return -ENOTSUP;
+		if (insn->src_reg == XBPF_PSEUDO_FUNC) {
+			/*
+			 * Callback address: known only once the image is placed,
+			 * so always four instructions.  Functions follow the C
+			 * ABI, so a helper can call it back directly.
+			 */
+			int f = func_at(prog, i + 1 + insn->imm);
+
+			if (f < 0)
+				return -ENOTSUP;
+			val = ctx->image ? (uint64_t)(uintptr_t)(ctx->image + ctx->func_off[f]) : 0;
+			emit_mov_addr(st, dst, val);
+			return 0;
+		}
 		val = (uint32_t)insn->imm | (uint64_t)(uint32_t)insn[1].imm << 32;
 		emit_mov_imm(st, true, dst, val);
 		return 0;

@@ -224,3 +224,15 @@ int seed_lb_build(const char *script, const char *seeds_dir, const char *outdir)
 		return 1;
 	return WEXITSTATUS(status);
 }
+
+void seed_lb_run(struct tool_engine *engine, const struct seed_lb_packet *pkt, int repeat,
+		 struct seed_lb_run *res)
+{
+	XBPF_OPTS(xbpf_test_run_opts, opts, .data_in = pkt->data, .data_size_in = pkt->len,
+		  .data_out = res->out, .data_size_out = sizeof(res->out), .repeat = repeat);
+
+	memset(res->out, 0, sizeof(res->out));
+	res->err = tool_engine__test_run(engine, &opts);
+	res->retval = opts.retval;
+	res->size = opts.data_size_out;
+}

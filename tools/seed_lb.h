@@ -4,7 +4,8 @@
  * (test_l4lb_noinline, tc) and 005 (test_xdp_noinline, XDP), built at run
  * time by tests/seeds/build-seed-progs.py, and the setup their 2017
  * test_progs.c harness gave them (VIP, ring, real, test packets, expected
- * results, stats).  Shared by the seeds test, the benchmark and xlb-demo.
+ * results, stats).  Shared by the seeds tests (tests/seeds, tests/jit), the
+ * benchmarks and xlb-demo.
  */
 #ifndef XBPF_TOOLS_SEED_LB_H
 #define XBPF_TOOLS_SEED_LB_H
@@ -47,6 +48,18 @@ int seed_lb_setup(struct tool_engine *engine);
 
 /* Sum of the stats entry `key` over all CPUs, as the harness reads it. */
 int seed_lb_stats(struct tool_engine *engine, uint32_t key, uint64_t *ret_bytes, uint64_t *ret_pkts);
+
+/* One test run of a packet and what came out (the output zeroed first). */
+struct seed_lb_run {
+	int err;
+	uint32_t retval;
+	uint32_t size;
+	uint8_t out[SEED_PKT_MAX + 64];
+};
+
+/* Run `pkt` through the engine `repeat` times; the result in *res. */
+void seed_lb_run(struct tool_engine *engine, const struct seed_lb_packet *pkt, int repeat,
+		 struct seed_lb_run *res);
 
 /*
  * Run `script SEEDS_DIR OUTDIR` (build-seed-progs.py).  Returns 0 when built,

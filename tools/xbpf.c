@@ -637,43 +637,54 @@ static int cmd_verify(struct cli_cfg *cfg)
 
 /* ---- jit ----------------------------------------------------------------- */
 
-/* objdump invocation for the host's code, chosen at build time. */
+/*
+ * objdump invocations for the code's architecture (the build's), the
+ * cross objdump first: under qemu-user the plain `objdump` is the build
+ * machine's, which knows no aarch64 and fails.
+ */
 #if defined(__x86_64__)
-static const char *const objdump_cmds[] = { "objdump -D -b binary -m i386:x86-64", NULL };
-#elif defined(__aarch64__)
-static const char *const objdump_cmds[] = { "objdump -D -b binary -m aarch64",
-					    "aarch64-linux-gnu-objdump -D -b binary -m aarch64",
+static const char *const objdump_cmds[] = { "objdump -D -b binary -m i386:x86-64",
+					    "x86_64-linux-gnu-objdump -D -b binary -m i386:x86-64",
 					    NULL };
+#elif defined(__aarch64__)
+static const char *const objdump_cmds[] = { "aarch64-linux-gnu-objdump -D -b binary -m aarch64",
+					    "objdump -D -b binary -m aarch64", NULL };
 #else
 static const char *const objdump_cmds[] = { NULL };
 #endif
 
+/* Disassemble `code`; objdump's own exit status decides, its header lines are skipped. */
 static void objdump_code(const void *code, size_t size)
 {
-	char path[] = "/tmp/xbpf-jit-XXXXXX", cmd[512];
+	char path[] = "/tmp/xbpf-jit-XXXXXX", out[sizeof(path) + 2], cmd[512], line[512];
 	const char *const *c;
-	int fd = mkstemp(path);
+	int fd = mkstemp(path), n;
+	bool shown = false;
+	FILE *f;
 
 	if (fd < 0)
 		return;
+	snprintf(out, sizeof(out), "%s.s", path);
 	if (write(fd, code, size) == (ssize_t)size) {
-		for (c = objdump_cmds; *c; c++) {
-			char tool[64];
-
-			sscanf(*c, "%63s", tool);
-			snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
+		for (c = objdump_cmds; *c && !shown; c++) {
+			snprintf(cmd, sizeof(cmd), "%s %s >%s 2>/dev/null", *c, path, out);
 			if (system(cmd) != 0)
 				continue;
-			snprintf(cmd, sizeof(cmd), "%s %s | tail -n +8", *c, path);
-			fflush(stdout);
-			if (system(cmd) == 0)
-				break;
+			f = fopen(out, "r");
+			if (!f)
+				continue;
+			for (n = 0; fgets(line, sizeof(line), f); n++)
+				if (n >= 7)
+					fputs(line, stdout);
+			fclose(f);
+			shown = true;
 		}
-		if (!*c)
-			printf("    (no objdump for this architecture)\n");
+		if (!shown)
+			printf("    (no objdump for this architecture: sizes only)\n");
 	}
 	close(fd);
 	unlink(path);
+	unlink(out);
 }
 
 static int cmd_jit(struct cli_cfg *cfg)

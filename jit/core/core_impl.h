@@ -117,6 +117,9 @@ static inline uint32_t __xbpf_map_cpu(const struct xbpf_map *map)
 
 	if (cpu < 0)
 		cpu = 0;
+	/* the CPU is almost always in range: no division on the packet path */
+	if ((uint32_t)cpu < (uint32_t)map->nr_cpus)
+		return (uint32_t)cpu;
 	return (uint32_t)cpu % (uint32_t)map->nr_cpus;
 }
 
@@ -162,6 +165,14 @@ struct xbpf_run_ctx {
 	bool meta_valid;
 	uint32_t l2_pulled;  /* socket filters: ETH_HLEN pulled before the run */
 	uint32_t pkt_len;    /* skb: wire length as test_run keeps it (cb->pkt_len) */
+	/*
+	 * XDP: lowest data_meta and highest data_end since the last reset
+	 * (dirty_hi NULL: the frame's contents are unknown).  Programs write
+	 * only inside [data_meta, data_end), and only bpf_xdp_adjust_head/
+	 * _meta/_tail move those outwards, so reset zeroes [dirty_lo, dirty_hi)
+	 * around the restored packet instead of the whole slot.
+	 */
+	uint8_t *dirty_lo, *dirty_hi;
 
 	/* input kept for reset */
 	uint8_t *data_in;

@@ -345,8 +345,29 @@ int xbpf_run_ctx__reset(struct xbpf_run_ctx *ctx)
 		struct xdp_md *md = &ctx->md.xdp;
 		uint8_t *meta = ctx->frame + XBPF_FRAME_HEADROOM - ctx->meta_len_in;
 
-		memset(ctx->frame, 0, XBPF_FRAME_SLOT);
+		uint8_t *end = meta + ctx->data_size_in;
+		uint8_t *lo = ctx->dirty_lo, *hi = ctx->dirty_hi;
+		uint8_t *cur_lo = xbpf_u32_ptr(md->data_meta), *cur_data = xbpf_u32_ptr(md->data);
+		uint8_t *cur_hi = xbpf_u32_ptr(md->data_end);
+
+		/* an unverified program may have moved the bounds itself: trust them only inside the frame */
+		if (cur_data < cur_lo)
+			cur_lo = cur_data;
+		if (hi && cur_lo < lo)
+			lo = cur_lo;
+		if (hi && cur_hi > hi)
+			hi = cur_hi;
+		if (hi && lo >= ctx->frame && hi <= ctx->frame + XBPF_FRAME_SLOT) {
+			if (lo < meta)
+				memset(lo, 0, (size_t)(meta - lo));
+			if (hi > end)
+				memset(end, 0, (size_t)(hi - end));
+		} else {
+			memset(ctx->frame, 0, XBPF_FRAME_SLOT);
+		}
 		memcpy(meta, ctx->data_in, ctx->data_size_in);
+		ctx->dirty_lo = meta;
+		ctx->dirty_hi = end;
 		ctx->md.xdp = ctx->md_in.xdp;
 		md->data_meta = xbpf_ptr_u32(meta);
 		md->data = xbpf_ptr_u32(ctx->frame + XBPF_FRAME_HEADROOM);

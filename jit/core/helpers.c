@@ -570,6 +570,10 @@ static uint64_t h_xdp_adjust_head(uint64_t r1, uint64_t delta, uint64_t a3, uint
 		memmove(meta + off, meta, metalen);
 	md->data_meta = xbpf_ptr_u32(meta + off);
 	md->data = xbpf_ptr_u32(data + off);
+	if (meta + off < ctx->dirty_lo)
+		ctx->dirty_lo = meta + off; /* reset clears down to here */
+	if (data + off < ctx->dirty_lo)
+		ctx->dirty_lo = data + off;
 	return 0;
 }
 
@@ -590,6 +594,8 @@ static uint64_t h_xdp_adjust_meta(uint64_t r1, uint64_t delta, uint64_t a3, uint
 	if ((metalen & 3) || metalen > 255)
 		return (uint64_t)-EACCES;
 	md->data_meta = (uint32_t)meta;
+	if ((uint8_t *)(uintptr_t)meta < ctx->dirty_lo)
+		ctx->dirty_lo = (uint8_t *)(uintptr_t)meta; /* reset clears down to here */
 	return 0;
 }
 
@@ -607,6 +613,8 @@ static uint64_t h_xdp_adjust_tail(uint64_t r1, uint64_t delta, uint64_t a3, uint
 	if (off > 0)
 		memset(xbpf_u32_ptr(md->data_end), 0, (size_t)off);
 	md->data_end = (uint32_t)end;
+	if ((uint8_t *)xbpf_u32_ptr(md->data_end) > ctx->dirty_hi)
+		ctx->dirty_hi = xbpf_u32_ptr(md->data_end); /* reset clears up to here */
 	return 0;
 }
 

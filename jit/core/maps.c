@@ -409,13 +409,19 @@ int xbpf_map__get_next_key(struct xbpf_map *map, const void *key, void *next_key
 
 /* ---- data plane ------------------------------------------------------------- */
 
+static void *array_lookup_raw(struct xbpf_map *map, const void *key);
+
 void *xbpf_map__lookup_elem(struct xbpf_map *map, const void *key)
 {
 	uint8_t *raw;
 
 	if (!map || !key || map->spec.type == XBPF_MAP_RINGBUF)
 		return NULL;
-	raw = map->ops->lookup_raw(map, key);
+	/* arrays (most lookups of a packet) without the indirect call */
+	if (map->ops == &__xbpf_array_ops)
+		raw = array_lookup_raw(map, key);
+	else
+		raw = map->ops->lookup_raw(map, key);
 	if (!raw)
 		return NULL;
 	if (is_map_of_maps(map->spec.type))

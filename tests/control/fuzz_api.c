@@ -3,7 +3,7 @@
  * libFuzzer target: xlbd's API request path short of the dataplane.  Bytes
  * go through xlb_request_parse() and, when they parse, through the decoder
  * of every object an op may carry (VIP, real, VIP key, apply config).
- * Built with -Dfuzz=true (CC=clang); without it, fuzz_replay.c runs the
+ * Built with -Dfuzz=true (CC=clang); without it, tests/lib/fuzz_replay.c runs the
  * committed corpus through the same function as a normal test.
  */
 #include <jansson.h>

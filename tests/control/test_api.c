@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "test_common.h"
+#include "test_check.h"
 #include "xlb_control.h"
 
 static int parse(const char *s)

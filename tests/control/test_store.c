@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "test_common.h"
+#include "test_check.h"
 #include "xlb_control.h"
 
 static void add_vip(struct xlb_state *st, const struct xlb_settings *set, const char *addr,

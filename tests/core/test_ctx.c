@@ -107,6 +107,42 @@ static void test_xdp_roundtrip(void)
 	xbpf_run_ctx__free(ctx);
 }
 
+/*
+ * Reset restores a fresh frame (zeroes around the packet, as the kernel's
+ * test_run allocates) even where an earlier run grew the tail, wrote and
+ * shrank it again, or moved the head down, wrote and moved it back.
+ */
+static void test_xdp_reset_clears_frame(void)
+{
+	uint8_t pkt[64];
+	struct xbpf_run_ctx *ctx;
+	XBPF_OPTS(xbpf_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt));
+	struct xdp_md *md;
+	uint8_t *p;
+	size_t i;
+
+	fill_pkt(pkt, sizeof(pkt));
+	CHECK_EQ(xbpf_run_ctx__new(XBPF_PROG_XDP, &o, &ctx), 0);
+	md = xbpf_run_ctx__r1(ctx);
+	for (int round = 0; round < 3; round++) {
+		CHECK_EQ((int64_t)call(65, (uintptr_t)md, 1000, 0, 0, 0), 0);
+		CHECK_EQ((int64_t)call(44, (uintptr_t)md, (uint64_t)-200, 0, 0, 0), 0);
+		memset((void *)(uintptr_t)md->data, 0xcd, md->data_end - md->data);
+		CHECK_EQ((int64_t)call(65, (uintptr_t)md, (uint64_t)-1000, 0, 0, 0), 0);
+		if (round)
+			CHECK_EQ((int64_t)call(44, (uintptr_t)md, 200, 0, 0, 0), 0); /* back where it was */
+		CHECK_EQ(xbpf_run_ctx__reset(ctx), 0);
+		p = (uint8_t *)(uintptr_t)md->data;
+		CHECK_EQ(md->data_end - md->data, sizeof(pkt));
+		CHECK(!memcmp(p, pkt, sizeof(pkt)));
+		for (i = 1; i <= 200; i++)
+			CHECK_EQ(p[-(ptrdiff_t)i], 0);
+		for (i = sizeof(pkt); i < sizeof(pkt) + 1000; i++)
+			CHECK_EQ(p[i], 0);
+	}
+	xbpf_run_ctx__free(ctx);
+}
+
 static void test_xdp_ctx_in(void)
 {
 	uint8_t pkt[64], out[128];
@@ -487,6 +523,7 @@ int main(void)
 {
 	xbpf_set_print(quiet);
 	test_xdp_roundtrip();
+	test_xdp_reset_clears_frame();
 	test_xdp_ctx_in();
 	test_skb();
 	test_csum();

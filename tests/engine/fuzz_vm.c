@@ -6,9 +6,9 @@
  * the interpreter.
  * scripts/fuzz.sh runs it (seeds: tests/engine/corpus/fuzz_vm/, crashers
  * land in tests/engine/corpus/regress/); the same file built with
- * -DXBPF_FUZZ_REPLAY is a plain test replaying both directories.
+ * -DXBPF_FUZZ_REPLAY and linked with tests/lib/fuzz_replay.c is a plain test
+ * replaying both directories.
  */
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -74,38 +74,10 @@ static int quiet(enum xbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-/* Replay every file of the given directories (a missing one is fine). */
-int main(int argc, char **argv)
+/* Called by tests/lib/fuzz_replay.c's main() before the corpus replays. */
+void fuzz_replay_setup(void);
+void fuzz_replay_setup(void)
 {
-	static uint8_t buf[1 << 16];
-	int i, files = 0;
-
 	xbpf_set_print(quiet);
-	for (i = 1; i < argc; i++) {
-		DIR *d = opendir(argv[i]);
-		struct dirent *e;
-
-		if (!d)
-			continue;
-		while ((e = readdir(d))) {
-			char path[4096];
-			FILE *fp;
-			size_t n;
-
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", argv[i], e->d_name);
-			fp = fopen(path, "rb");
-			if (!fp)
-				continue;
-			n = fread(buf, 1, sizeof(buf), fp);
-			fclose(fp);
-			LLVMFuzzerTestOneInput(buf, n);
-			files++;
-		}
-		closedir(d);
-	}
-	printf("replayed %d input(s) without a crash\n", files);
-	return files ? 0 : 1;
 }
 #endif

@@ -13,16 +13,13 @@
  * Exits 77 when the kernel refuses BPF to this process.
  */
 #include <errno.h>
-#include <linux/bpf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include "engine_impl.h"
 #include "isa_corpus.h"
 #include "insn_macros.h"
+#include "random_kernel.h"
 
 #define PROGRAMS 300
 #define MAX_FUNCS 8
@@ -154,59 +151,7 @@ static size_t link_funcs(const struct func *funcs, int cnt, struct xbpf_insn *ou
 	return n;
 }
 
-static char log_buf[1 << 16];
-
-static int kernel_run(const struct xbpf_insn *p, size_t n, uint32_t *ret_retval)
-{
-	uint8_t pkt[64] = { 0 }, out[64];
-	union bpf_attr attr;
-	int fd, err;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_XDP;
-	attr.insns = (uintptr_t)p;
-	attr.insn_cnt = (uint32_t)n;
-	attr.license = (uintptr_t) "GPL";
-	attr.log_level = 1;
-	attr.log_buf = (uintptr_t)log_buf;
-	attr.log_size = sizeof(log_buf);
-	fd = (int)syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
-	if (fd < 0)
-		return -errno;
-	memset(&attr, 0, sizeof(attr));
-	attr.test.prog_fd = fd;
-	attr.test.data_in = (uintptr_t)pkt;
-	attr.test.data_size_in = sizeof(pkt);
-	attr.test.data_out = (uintptr_t)out;
-	attr.test.data_size_out = sizeof(out);
-	attr.test.repeat = 1;
-	err = (int)syscall(__NR_bpf, BPF_PROG_TEST_RUN, &attr, sizeof(attr));
-	close(fd);
-	if (err)
-		return -errno;
-	*ret_retval = attr.test.retval;
-	return 0;
-}
-
-/* The host JIT (if any) must agree with the interpreter on all 64 bits. */
-static int check_jit(const struct isa_case *c, const struct isa_result *interp, int i)
-{
-	struct isa_result jit;
-
-	if (!__xbpf_jit_host_arch)
-		return 0;
-	if (isa_corpus_run(c, XBPF_ENGINE_JIT, false, &jit) || jit.load_err || jit.run_err ||
-	    jit.engine != XBPF_ENGINE_JIT) {
-		fprintf(stderr, "FAIL program %d: the JIT did not run it\n", i);
-		return 1;
-	}
-	if (jit.r0 != interp->r0) {
-		fprintf(stderr, "FAIL program %d: JIT %#llx, interpreter %#llx\n", i,
-			(unsigned long long)jit.r0, (unsigned long long)interp->r0);
-		return 1;
-	}
-	return 0;
-}
+static char log_buf[1 << 16]; /* the kernel verifier's log, for FAIL lines */
 
 int main(void)
 {
@@ -217,7 +162,7 @@ int main(void)
 	uint32_t retval;
 	int i, failures = 0, err;
 
-	err = kernel_run(probe, 2, &retval);
+	err = random_kernel_run(probe, 2, log_buf, sizeof(log_buf), &retval);
 	if (err == -EPERM || err == -EACCES || err == -ENOSYS) {
 		printf("SKIP: the kernel refuses BPF here: %s\n", strerror(-err));
 		return 77;
@@ -247,11 +192,11 @@ int main(void)
 					failures++;
 					break;
 				}
-				if (check_jit(&c, &res, i))
+				if (random_kernel_check_jit(&c, &res, i))
 					failures++;
 			}
 			mine = hi ? (uint32_t)(res.r0 >> 32) : (uint32_t)res.r0;
-			err = kernel_run(prog, n, &retval);
+			err = random_kernel_run(prog, n, log_buf, sizeof(log_buf), &retval);
 			if (err) {
 				fprintf(stderr, "FAIL program %d: kernel: %s\n%s\n", i, strerror(-err), log_buf);
 				failures++;

@@ -14,17 +14,7 @@
 #include "insn_macros.h"
 #include "xbpf_verifier.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                       \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "test_check.h"
 
 /* XDP: flip the first packet byte, return XDP_PASS. */
 static const struct xbpf_insn xdp_flip[] = {

@@ -12,7 +12,6 @@ topo_check
 TOPO_TMP=$(mktemp -d /tmp/$T.XXXXXX)
 cleanup() { xlbd_teardown; [ -n "${lst:-}" ] && kill $lst 2>/dev/null; ip netns del $T-lb 2>/dev/null; rm -rf "$TOPO_TMP"; }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; [ -f "$TOPO_TMP/xlbd.log" ] && tail -20 "$TOPO_TMP/xlbd.log"; exit 1; }
 
 ip netns add $T-lb || fail netns
 ip -n $T-lb link add l0 type veth peer name l1 && ip -n $T-lb link set l0 up && ip -n $T-lb link set l1 up || fail veth

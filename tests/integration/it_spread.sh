@@ -7,14 +7,9 @@ set -u
 XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
 T=xlbt-c7-spr-$$
 source "$(dirname "$0")/topology.sh"
-topo_check
-TOPO_TMP=$(mktemp -d /tmp/$T.XXXXXX)
-trap 'xlbd_teardown; topo_down; rm -rf "$TOPO_TMP"' EXIT
-fail() { echo "FAIL: $*"; [ -f "$TOPO_TMP/xlbd.log" ] && tail -20 "$TOPO_TMP/xlbd.log"; exit 1; }
+it_begin
 
-topo_up "$DECAP" "$DECAP_OBJ" || fail "topology"
-xlbd_prepare || fail "bpffs"
-xlbd_start "$XLBD" "$LB_OBJ" || fail "xlbd start"
+it_up
 
 lbctl vip add $VIP:80/tcp || fail "vip add"
 for r in "${REALS[@]}"; do

@@ -31,27 +31,9 @@ static int failures;
 		}                                                                                  \
 	} while (0)
 
-struct run_result {
-	int err;
-	uint32_t retval;
-	uint32_t size;
-	uint8_t out[SEED_PKT_MAX + 64];
-};
-
-static void run(struct tool_engine *e, const struct seed_lb_packet *pkt, int repeat, struct run_result *res)
-{
-	XBPF_OPTS(xbpf_test_run_opts, opts, .data_in = pkt->data, .data_size_in = pkt->len,
-		  .data_out = res->out, .data_size_out = sizeof(res->out), .repeat = repeat);
-
-	memset(res->out, 0, sizeof(res->out));
-	res->err = tool_engine__test_run(e, &opts);
-	res->retval = opts.retval;
-	res->size = opts.data_size_out;
-}
-
 /* The harness's expectations for its own packets. */
 static void check_harness(const struct seed_lb_prog *sp, const struct seed_lb_packet *pkt, const char *engine,
-			  const struct run_result *r)
+			  const struct seed_lb_run *r)
 {
 	uint32_t magic;
 
@@ -126,11 +108,11 @@ static void test_prog(const struct seed_lb_prog *sp, const char *objdir, bool sk
 
 	n = seed_lb_packets(&pkts);
 	for (size_t i = 0; i < n; i++) {
-		struct run_result rr, jr;
+		struct seed_lb_run rr, jr;
 		int repeat = pkts[i].harness ? iter : 1;
 
-		run(ref, &pkts[i], repeat, &rr);
-		run(jit, &pkts[i], repeat, &jr);
+		seed_lb_run(ref, &pkts[i], repeat, &rr);
+		seed_lb_run(jit, &pkts[i], repeat, &jr);
 		printf("  %-42s interp %s/%u  jit %s/%u\n", pkts[i].desc,
 		       rr.err ? strerror(-rr.err) : sp->action_name(rr.retval), rr.size,
 		       jr.err ? strerror(-jr.err) : sp->action_name(jr.retval), jr.size);

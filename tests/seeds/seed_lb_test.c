@@ -35,25 +35,6 @@ static int failures;
 		}                                                                                  \
 	} while (0)
 
-struct run_result {
-	int err;
-	uint32_t retval;
-	uint32_t size;
-	uint8_t out[SEED_PKT_MAX + 64];
-};
-
-static void run(struct tool_engine *e, const struct seed_lb_packet *pkt, int repeat,
-		struct run_result *res)
-{
-	XBPF_OPTS(xbpf_test_run_opts, opts, .data_in = pkt->data, .data_size_in = pkt->len,
-		  .data_out = res->out, .data_size_out = sizeof(res->out), .repeat = repeat);
-
-	memset(res->out, 0, sizeof(res->out));
-	res->err = tool_engine__test_run(e, &opts);
-	res->retval = opts.retval;
-	res->size = opts.data_size_out;
-}
-
 /* The end of a verifier log: where it stopped and why. */
 static void print_log_tail(const char *log, int lines)
 {
@@ -153,12 +134,12 @@ static int test_prog(const struct seed_lb_prog *sp, const char *objdir, enum too
 
 	n = seed_lb_packets(&pkts);
 	for (i = 0; i < n; i++) {
-		struct run_result kr, ur;
+		struct seed_lb_run kr, ur;
 		uint32_t magic;
 		int repeat = pkts[i].harness ? iter : 1;
 
-		run(kern, &pkts[i], repeat, &kr);
-		run(user, &pkts[i], repeat, &ur);
+		seed_lb_run(kern, &pkts[i], repeat, &kr);
+		seed_lb_run(user, &pkts[i], repeat, &ur);
 		printf("  %-42s kernel %s/%u  %s %s/%u\n", pkts[i].desc,
 		       kr.err ? strerror(-kr.err) : sp->action_name(kr.retval), kr.size,
 		       tool_engine_kind_name(kind),

@@ -13,11 +13,14 @@ need none.  GROUP:
   runtime      `xbpf run` under the interpreter and the kernel: same retval
                and output bytes (skips with 77 when the kernel engine is
                unavailable)
+  jit          `xbpf jit` disassembles with the objdump of the code's
+               architecture (XBPF_ARCH: x86_64 or aarch64), or says sizes only
 XBPF_WRAPPER in the environment prefixes the xbpf command (qemu-aarch64 ...).
 """
 
 import os
 import shlex
+import shutil
 import struct
 import subprocess
 import sys
@@ -267,6 +270,29 @@ def test_runtime(tmp):
               % (engine, out.strip(), err.strip()))
 
 
+def test_jit(tmp):
+    arch = os.environ.get("XBPF_ARCH", "x86_64")
+    tools = {"x86_64": ["objdump", "x86_64-linux-gnu-objdump"],
+             "aarch64": ["aarch64-linux-gnu-objdump"]}.get(arch, [])
+    # mnemonics every JIT'd program has: its prologue and its return
+    want = {"x86_64": ("push", "ret"), "aarch64": ("stp", "ret")}.get(arch, ())
+    # A user's PATH: meson puts the cross toolchain's bin (whose plain `objdump`
+    # is the aarch64 one) first, which would hide a wrong choice of objdump.
+    os.environ["PATH"] = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
+                                         if "-linux-gnu" not in d)
+    prog = write(tmp, "jit.raw", mov64_imm(0, 2) + exit_())
+    rc, out, err = xbpf("jit", "--type", "xdp", prog)
+    check(rc == 0 and "bytes native" in out, "jit prints the native size (rc %d, %s)"
+          % (rc, err.strip()[-200:]))
+    if any(shutil.which(t) for t in tools):
+        lines = [l.split("\t") for l in out.splitlines() if l.count("\t") >= 2]
+        mnemonics = {l[2].split()[0] for l in lines if l[2].split()}
+        check(all(m in mnemonics for m in want),
+              "jit disassembles %s code (%s among %s)" % (arch, want, sorted(mnemonics)))
+    else:
+        check("sizes only" in out, "without an objdump for %s, jit says sizes only" % arch)
+
+
 def main():
     global XBPF, OBJECT
     if len(sys.argv) != 4:
@@ -281,6 +307,8 @@ def main():
             test_conformance()
         elif group == "runtime":
             test_runtime(tmp)
+        elif group == "jit":
+            test_jit(tmp)
         else:
             print("unknown group " + group)
             return 2

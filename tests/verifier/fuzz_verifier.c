@@ -13,10 +13,9 @@
  * and a one-element array (4/48) as map 1.
  *
  * Built with meson -Dfuzz=true (CC=clang) and run by scripts/fuzz.sh.  The
- * same file built with -DXBPF_FUZZ_REPLAY is a plain test that replays the
+ * same file linked with tests/lib/fuzz_replay.c is a plain test that replays the
  * committed corpus (tests/verifier/corpus/).
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,39 +116,3 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	xbpf_object__close(obj);
 	return 0;
 }
-
-#ifdef XBPF_FUZZ_REPLAY
-/* Replay every file of the given directories (missing ones are fine). */
-int main(int argc, char **argv)
-{
-	int files = 0;
-
-	for (int i = 1; i < argc; i++) {
-		DIR *d = opendir(argv[i]);
-		struct dirent *e;
-
-		if (!d)
-			continue;
-		while ((e = readdir(d))) {
-			char path[4096];
-			static uint8_t buf[1 << 16];
-			FILE *fp;
-			size_t n;
-
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", argv[i], e->d_name);
-			fp = fopen(path, "rb");
-			if (!fp)
-				continue;
-			n = fread(buf, 1, sizeof(buf), fp);
-			fclose(fp);
-			LLVMFuzzerTestOneInput(buf, n);
-			files++;
-		}
-		closedir(d);
-	}
-	printf("replayed %d corpus inputs without a crash\n", files);
-	return files ? 0 : 77;
-}
-#endif

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* A tiny check macro for the control plane's unit tests. */
-#ifndef TEST_COMMON_H
-#define TEST_COMMON_H
+/*
+ * CHECK(cond, fmt, ...): count and report a failed check (file:line on
+ * stderr) and go on; TEST_DONE(name) ends main() with the verdict.  Shared by
+ * the unit tests of several folders.
+ */
+#ifndef TEST_CHECK_H
+#define TEST_CHECK_H
 #include <stdio.h>
 
 static int failures;
