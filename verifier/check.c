@@ -875,7 +875,8 @@ static bool states_maybe_looping(const struct xv_state *old, const struct xv_sta
 		const struct xv_reg *a = &fo->regs[r], *b = &fc->regs[r];
 
 		if (a->type != b->type || a->off != b->off || a->range != b->range ||
-		    a->map != b->map || a->id != b->id ||
+		    a->map != b->map || a->id != b->id || a->link_off != b->link_off ||
+		    a->link32 != b->link32 || a->frameno != b->frameno ||
 		    a->var_off.value != b->var_off.value || a->var_off.mask != b->var_off.mask ||
 		    a->smin_value != b->smin_value || a->smax_value != b->smax_value ||
 		    a->umin_value != b->umin_value || a->umax_value != b->umax_value ||

@@ -412,6 +412,37 @@ const struct vcase vcases[] = {
 	{ "loop: too many instructions", XBPF_PROG_XDP, {
 		XI_MOV64_K(R0, 0), XI_ALU64_K(XBPF_ADD, R0, 1), XI_JMP_K(XBPF_JLT, R0, 600000, -2), XI_EXIT() },
 		REJECT("BPF program is too large. Processed 1000001 insn") },
+	/* ---- reported by the dataplane (kernel 6.18 as root accepts) -------------- */
+	{ "dataplane: 32-bit difference of a pointer copy and a pointer", XBPF_PROG_XDP, {
+		XI_LDX(XBPF_W, R2, R1, XDP_MD_DATA), XI_LDX(XBPF_W, R1, R1, XDP_MD_DATA_END),
+		XI_MOV32_X(R4, R2), XI_ALU32_X(XBPF_SUB, R4, R1), XI_MOV64_X(R0, R4),
+		XI_ALU64_K(XBPF_AND, R0, 1), XI_EXIT() }, ACCEPT },
+	{ "dataplane: 32-bit sum of a scalar and a pointer", XBPF_PROG_XDP, {
+		XI_LDX(XBPF_W, R2, R1, XDP_MD_DATA), XI_MOV32_K(R4, 1),
+		XI_ALU32_X(XBPF_ADD, R4, R2), XI_MOV64_K(R0, 0), XI_EXIT() },
+		REJECT("R4 32-bit pointer arithmetic prohibited") },
+	{ "dataplane: subprogram exits without R0, caller does not read it", XBPF_PROG_XDP, {
+		XI_CALL_REL(2), XI_MOV64_K(R0, 2), XI_EXIT(), XI_MOV64_K(R1, 0), XI_EXIT() }, ACCEPT },
+	{ "dataplane: subprogram exits without R0, caller reads it", XBPF_PROG_XDP, {
+		XI_CALL_REL(1), XI_EXIT(), XI_MOV64_K(R1, 0), XI_EXIT() }, REJECT("R0 !read_ok") },
+	{ "dataplane: bound on a 32-bit copy carries to the original", XBPF_PROG_XDP, {
+		XI_MOV64_K(R6, 0), XI_STX(XBPF_W, FP, R6, -4), XI_MOV64_X(R2, FP), XI_ALU64_K(XBPF_ADD, R2, -4),
+		XI_LD_MAP(R1, 0), XI_CALL(XH_MAP_LOOKUP), XI_JMP_K(XBPF_JEQ, R0, 0, 5),
+		XI_LDX(XBPF_B, R5, R0, 0), XI_MOV32_X(R6, R5), XI_JMP_K(XBPF_JGT, R6, 32, 2),
+		XI_ALU64_X(XBPF_ADD, R0, R5), XI_LDX(XBPF_B, R0, R0, 0), XI_MOV64_K(R0, 0), XI_EXIT() },
+		.maps = { ARRAY_4_48 }, .map_cnt = 1, ACCEPT },
+	{ "dataplane: bound on the original carries to its 32-bit copy", XBPF_PROG_XDP, {
+		XI_MOV64_K(R6, 0), XI_STX(XBPF_W, FP, R6, -4), XI_MOV64_X(R2, FP), XI_ALU64_K(XBPF_ADD, R2, -4),
+		XI_LD_MAP(R1, 0), XI_CALL(XH_MAP_LOOKUP), XI_JMP_K(XBPF_JEQ, R0, 0, 5),
+		XI_LDX(XBPF_H, R5, R0, 0), XI_MOV32_X(R6, R5), XI_JMP_K(XBPF_JGT, R5, 32, 2),
+		XI_ALU64_X(XBPF_ADD, R0, R6), XI_LDX(XBPF_B, R0, R0, 0), XI_MOV64_K(R0, 0), XI_EXIT() },
+		.maps = { ARRAY_4_48 }, .map_cnt = 1, ACCEPT },
+	{ "dataplane: no link from a 32-bit copy of a 64-bit value", XBPF_PROG_XDP, {
+		XI_MOV64_K(R6, 0), XI_STX(XBPF_W, FP, R6, -4), XI_MOV64_X(R2, FP), XI_ALU64_K(XBPF_ADD, R2, -4),
+		XI_LD_MAP(R1, 0), XI_CALL(XH_MAP_LOOKUP), XI_JMP_K(XBPF_JEQ, R0, 0, 5),
+		XI_LDX(XBPF_DW, R5, R0, 0), XI_MOV32_X(R6, R5), XI_JMP_K(XBPF_JGT, R6, 32, 2),
+		XI_ALU64_X(XBPF_ADD, R0, R5), XI_LDX(XBPF_B, R0, R0, 0), XI_MOV64_K(R0, 0), XI_EXIT() },
+		.maps = { ARRAY_4_48 }, .map_cnt = 1, REJECT("math between map_value pointer and register with unbounded min value is not allowed") },
 	/* ---- helper memory that may be NULL (libFuzzer: NULL read in csum_diff) -- */
 	{ "helper mem: NULL with a non-zero size", XBPF_PROG_XDP, {
 		XI_ST(XBPF_DW, FP, -8, 0), XI_ST(XBPF_DW, FP, -16, 0), XI_MOV64_X(R1, FP),
