@@ -184,30 +184,8 @@ static int setup(struct tool_engine *e)
 	return err;
 }
 
-struct cell {
-	int err;
-	uint32_t retval;
-	uint32_t len;
-	uint8_t out[PKT_MAX + 128];
-};
-
-static void run_cell(struct tool_engine *e, const struct demo_packet *p, struct cell *c)
-{
-	XBPF_OPTS(xbpf_test_run_opts, opts, .data_in = p->data, .data_size_in = p->len,
-		  .data_out = c->out, .data_size_out = sizeof(c->out), .repeat = 1);
-
-	memset(c, 0, sizeof(*c));
-	if (!e) {
-		c->err = -EOPNOTSUPP;
-		return;
-	}
-	c->err = tool_engine__test_run(e, &opts);
-	c->retval = opts.retval;
-	c->len = opts.data_size_out;
-}
-
 /* "XDP_TX/74 ->192.168.1.2" for an IPIP-encapsulated result. */
-static void format_cell(const struct cell *c, char *buf, size_t len)
+static void format_cell(const struct tool_run_cell *c, char *buf, size_t len)
 {
 	char real[INET_ADDRSTRLEN] = "";
 
@@ -273,12 +251,12 @@ int demo_dataplane(const char *obj_path, enum tool_engine_kind kind, int *ret_mi
 	       "-----");
 	n = build_packets(pk);
 	for (i = 0; i < n; i++) {
-		struct cell kc, uc;
+		struct tool_run_cell kc, uc;
 		char kbuf[48], ubuf[48];
 		const char *match;
 
-		run_cell(kern, &pk[i], &kc);
-		run_cell(user, &pk[i], &uc);
+		tool_engine__run_cell(kern, pk[i].data, pk[i].len, &kc);
+		tool_engine__run_cell(user, pk[i].data, pk[i].len, &uc);
 		format_cell(&kc, kbuf, sizeof(kbuf));
 		format_cell(&uc, ubuf, sizeof(ubuf));
 		if (!kern || !user)

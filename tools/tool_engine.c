@@ -277,3 +277,19 @@ const char *tool_log_reason(const char *log, char *buf, size_t len)
 		snprintf(buf, len, "%.*s", (int)found_len, found);
 	return buf;
 }
+
+void tool_engine__run_cell(struct tool_engine *engine, const void *data, uint32_t len,
+			   struct tool_run_cell *ret_cell)
+{
+	XBPF_OPTS(xbpf_test_run_opts, opts, .data_in = data, .data_size_in = len,
+		  .data_out = ret_cell->out, .data_size_out = sizeof(ret_cell->out), .repeat = 1);
+
+	memset(ret_cell, 0, sizeof(*ret_cell));
+	if (!engine) {
+		ret_cell->err = -EOPNOTSUPP;
+		return;
+	}
+	ret_cell->err = tool_engine__test_run(engine, &opts);
+	ret_cell->retval = opts.retval;
+	ret_cell->len = opts.data_size_out;
+}

@@ -64,6 +64,18 @@ int tool_engine__map_lookup(struct tool_engine *engine, const char *map, const v
 
 int tool_engine__test_run(struct tool_engine *engine, struct xbpf_test_run_opts *opts);
 
+/* One run of a packet, as a cell of the demos' side-by-side tables. */
+struct tool_run_cell {
+	int err;
+	uint32_t retval;
+	uint32_t len;
+	uint8_t out[XBPF_FRAME_MAX_DATA + 128];
+};
+
+/* Run data once on engine (NULL engine: err -EOPNOTSUPP) into ret_cell. */
+void tool_engine__run_cell(struct tool_engine *engine, const void *data, uint32_t len,
+			   struct tool_run_cell *ret_cell);
+
 /* The verifier's reason in a log: its last line before the summary lines. */
 const char *tool_log_reason(const char *log, char *buf, size_t len);
 

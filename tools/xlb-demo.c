@@ -36,29 +36,8 @@
 #define XLB_DEMO_WORKDIR "/tmp/xlb-demo"
 #endif
 
-struct cell {
-	int err;
-	uint32_t retval;
-	uint32_t len;
-	uint8_t out[SEED_PKT_MAX + 64];
-};
-
-static void run_cell(struct tool_engine *e, const struct seed_lb_packet *pkt, struct cell *c)
-{
-	XBPF_OPTS(xbpf_test_run_opts, opts, .data_in = pkt->data, .data_size_in = pkt->len,
-		  .data_out = c->out, .data_size_out = sizeof(c->out), .repeat = 1);
-
-	memset(c, 0, sizeof(*c));
-	if (!e) {
-		c->err = -EOPNOTSUPP;
-		return;
-	}
-	c->err = tool_engine__test_run(e, &opts);
-	c->retval = opts.retval;
-	c->len = opts.data_size_out;
-}
-
-static void format_cell(const struct seed_lb_prog *sp, const struct cell *c, char *buf, size_t len)
+static void format_cell(const struct seed_lb_prog *sp, const struct tool_run_cell *c, char *buf,
+			size_t len)
 {
 	if (c->err == -EOPNOTSUPP)
 		snprintf(buf, len, "n/a");
@@ -120,12 +99,12 @@ static int demo_prog(const struct seed_lb_prog *sp, const char *objdir, enum too
 	       "-----");
 	n = seed_lb_packets(&pkts);
 	for (i = 0; i < n; i++) {
-		struct cell kc, uc;
+		struct tool_run_cell kc, uc;
 		char kbuf[40], ubuf[40];
 		const char *match;
 
-		run_cell(kern, &pkts[i], &kc);
-		run_cell(user, &pkts[i], &uc);
+		tool_engine__run_cell(kern, pkts[i].data, pkts[i].len, &kc);
+		tool_engine__run_cell(user, pkts[i].data, pkts[i].len, &uc);
 		format_cell(sp, &kc, kbuf, sizeof(kbuf));
 		format_cell(sp, &uc, ubuf, sizeof(ubuf));
 		if (!kern || !user)

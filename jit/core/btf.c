@@ -343,36 +343,23 @@ static int parse_map_def(const struct xbpf_btf *btf, const char *map_name,
 			err = map_field_int(btf, map_name, name, m[i].type, &spec->map_flags);
 			if (err)
 				return err;
-		} else if (!strcmp(name, "key_size") || !strcmp(name, "value_size")) {
-			err = map_field_int(btf, map_name, name, m[i].type, &val);
+		} else if (!strcmp(name, "key_size") || !strcmp(name, "value_size") ||
+			   !strcmp(name, "key") || !strcmp(name, "value")) {
+			/* __uint(key_size, N) and __type(key, T) may both appear, if they agree. */
+			bool is_key = name[0] == 'k';
+			uint32_t *size = is_key ? &key_size : &value_size;
+			bool *has_size = is_key ? &has_key_size : &has_value_size;
+
+			if (strstr(name, "_size"))
+				err = map_field_int(btf, map_name, name, m[i].type, &val);
+			else
+				err = map_field_size(btf, map_name, name, m[i].type, &val);
 			if (err)
 				return err;
-			if (name[0] == 'k') {
-				if (has_key_size && key_size != val)
-					goto err_conflict;
-				key_size = val;
-				has_key_size = true;
-			} else {
-				if (has_value_size && value_size != val)
-					goto err_conflict;
-				value_size = val;
-				has_value_size = true;
-			}
-		} else if (!strcmp(name, "key") || !strcmp(name, "value")) {
-			err = map_field_size(btf, map_name, name, m[i].type, &val);
-			if (err)
-				return err;
-			if (name[0] == 'k') {
-				if (has_key_size && key_size != val)
-					goto err_conflict;
-				key_size = val;
-				has_key_size = true;
-			} else {
-				if (has_value_size && value_size != val)
-					goto err_conflict;
-				value_size = val;
-				has_value_size = true;
-			}
+			if (*has_size && *size != val)
+				goto err_conflict;
+			*size = val;
+			*has_size = true;
 		} else if (!strcmp(name, "values")) {
 			const struct btf_type *arr = skip_mods(btf, m[i].type, NULL), *ptr, *inner;
 
