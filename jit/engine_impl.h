@@ -38,11 +38,10 @@ uint64_t __xbpf_interp_run(const struct xbpf_exec_prog *prog, uint64_t r1, uint6
  * spent, -EINVAL instruction the interpreter cannot run.  Only unverified
  * programs (skip_verify) can stop early.
  */
-/* Stack bytes the interpreter gives the function at insn `start`: its depth rounded to 16 (512 if unknown). */
-uint32_t __xbpf_interp_frame_size(const struct xbpf_exec_prog *prog, uint32_t start);
-
 uint64_t __xbpf_interp_run_err(const struct xbpf_exec_prog *prog, uint64_t r1, uint64_t r2,
 			       int *ret_err);
+/* Stack bytes the interpreter gives the function at insn `start`: depth rounded to 16, 512 if unknown. */
+uint32_t __xbpf_interp_frame_size(const struct xbpf_exec_prog *prog, uint32_t start);
 
 /* ---- JIT --------------------------------------------------------------- */
 
