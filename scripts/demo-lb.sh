@@ -97,7 +97,7 @@ vips:
 CFG
 
 step "xlbd on the LB's l0 (config $TOPO_TMP/xlbd.yaml)"
-ip netns exec $T-lb "$XLBD" --config "$TOPO_TMP/xlbd.yaml" >> "$TOPO_TMP/xlbd.log" 2>&1 &
+ip netns exec $T-lb "$XLBD" --config "$TOPO_TMP/xlbd.yaml" </dev/null >> "$TOPO_TMP/xlbd.log" 2>&1 &
 echo $! > "$TOPO_TMP/xlbd.pid"
 XLBD_PID=$(cat "$TOPO_TMP/xlbd.pid")
 for _ in $(seq 100); do

@@ -70,7 +70,9 @@ http {
 	}
 }
 NGX
-	ip netns exec "$T-r$i" $(topo_pin) "$NGINX" -c "$d/nginx.conf" -g 'daemon off;' &
+	# its own log, not our stdout: a demo left running must not hold a caller's pipe open
+	ip netns exec "$T-r$i" $(topo_pin) "$NGINX" -c "$d/nginx.conf" -g 'daemon off;' \
+		</dev/null >>"$d/nginx.out" 2>&1 &
 	echo $! > "$d/nginx.pidof"
 	for _ in $(seq 50); do
 		ip netns exec "$T-r$i" ss -Htln "sport = :80" | grep -q . && return 0
@@ -158,7 +160,7 @@ xlbd_start() {
 	ip netns exec "$T-lb" "$xlbd" -i l0 -g "$GW_MAC" --src4 $SRC4 -s "$XLBD_SOCK" \
 		-d "$TOPO_TMP/state" --pin-root "$XLBD_PINS" -o "$obj" -m 0 \
 		--verify "${XLBD_VERIFY:-enforce}" "$@" \
-		>> "$TOPO_TMP/xlbd.log" 2>&1 &
+		</dev/null >> "$TOPO_TMP/xlbd.log" 2>&1 &
 	XLBD_PID=$!
 	for _ in $(seq 100); do
 		[ -S "$XLBD_SOCK" ] && "$LBCTL" -s "$XLBD_SOCK" status >/dev/null 2>&1 && return 0
