@@ -45,6 +45,7 @@ struct xlb_backend_opts {
 struct xlb_counters {
 	uint64_t packets;
 	uint64_t bytes;
+	uint64_t new_flows; /* VIPs and reals only; 0 elsewhere */
 };
 
 #define XLB_STATS_MAX_REASONS 64

@@ -940,18 +940,34 @@ static int percpu_sum(struct kernel *k, int fd, uint32_t idx, struct xlb_counter
 	return 0;
 }
 
+/* VIP and real stats carry new_flows too (struct xlb_lb_counter). */
+static int percpu_sum_lb(struct kernel *k, int fd, uint32_t idx, struct xlb_counters *ret)
+{
+	struct xlb_lb_counter vals[k->ncpus];
+
+	memset(ret, 0, sizeof(*ret));
+	if (bpf_map_lookup_elem(fd, &idx, vals))
+		return -errno;
+	for (int c = 0; c < k->ncpus; c++) {
+		ret->packets += vals[c].packets;
+		ret->bytes += vals[c].bytes;
+		ret->new_flows += vals[c].new_flows;
+	}
+	return 0;
+}
+
 static int kernel_vip_counters(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret)
 {
 	struct kernel *k = be->priv;
 
-	return percpu_sum(k, k->fd[KM_VIP_STATS], id, ret);
+	return percpu_sum_lb(k, k->fd[KM_VIP_STATS], id, ret);
 }
 
 static int kernel_real_counters(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret)
 {
 	struct kernel *k = be->priv;
 
-	return percpu_sum(k, k->fd[KM_REAL_STATS], id, ret);
+	return percpu_sum_lb(k, k->fd[KM_REAL_STATS], id, ret);
 }
 
 static int kernel_stats(struct xlb_backend *be, struct xlb_dp_stats *ret)

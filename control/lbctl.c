@@ -438,16 +438,17 @@ static void print_stats(json_t *s, json_t *prev)
 	const char *key;
 	size_t i;
 
-	printf("%-44s %12s %14s %10s %12s\n", "VIP / REAL", "PACKETS", "BYTES", "PPS", "BPS");
+	printf("%-44s %12s %14s %10s %12s %10s\n", "VIP / REAL", "PACKETS", "BYTES", "PPS", "BPS",
+	       "NEW FLOWS");
 	json_array_foreach(json_object_get(s, "vips"), i, v) {
 		json_t *k = json_object_get(v, "counters"), *pv = NULL, *r;
 		size_t j;
 
 		if (prev)
 			pv = json_object_get(json_array_get(json_object_get(prev, "vips"), i), "counters");
-		printf("%-44s %12lld %14lld %10.0f %12.0f\n", jstr(v, "vip"), jint(k, "packets"),
-		       jint(k, "bytes"), counter_rate(k, pv, "packets", dt),
-		       8 * counter_rate(k, pv, "bytes", dt));
+		printf("%-44s %12lld %14lld %10.0f %12.0f %10lld\n", jstr(v, "vip"),
+		       jint(k, "packets"), jint(k, "bytes"), counter_rate(k, pv, "packets", dt),
+		       8 * counter_rate(k, pv, "bytes", dt), jint(k, "new_flows"));
 		json_array_foreach(json_object_get(v, "reals"), j, r) {
 			json_t *rk = json_object_get(r, "counters"), *rp = NULL;
 			char name[80];
@@ -457,9 +458,10 @@ static void print_stats(json_t *s, json_t *prev)
 					json_array_get(json_object_get(json_array_get(json_object_get(prev, "vips"), i), "reals"), j),
 					"counters");
 			snprintf(name, sizeof(name), "  %s (%s)", jstr(r, "address"), jstr(r, "state"));
-			printf("%-44s %12lld %14lld %10.0f %12.0f\n", name, jint(rk, "packets"),
-			       jint(rk, "bytes"), counter_rate(rk, rp, "packets", dt),
-			       8 * counter_rate(rk, rp, "bytes", dt));
+			printf("%-44s %12lld %14lld %10.0f %12.0f %10lld\n", name,
+			       jint(rk, "packets"), jint(rk, "bytes"),
+			       counter_rate(rk, rp, "packets", dt),
+			       8 * counter_rate(rk, rp, "bytes", dt), jint(rk, "new_flows"));
 		}
 	}
 	printf("lru: %lld hits, %lld misses, hit ratio %.3f; new flows %lld\n", jint(lru, "hits"),

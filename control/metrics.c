@@ -86,10 +86,23 @@ static void render(struct daemon *d, struct buf *b)
 			xlb_addr_str(&v->addr, vs, sizeof(vs)), v->port, xlb_proto_name(v->proto),
 			(unsigned long long)k.bytes);
 	}
+	bprintf(b, "# HELP xlb_vip_new_flows_total New flows (connection table inserts) of a VIP.\n"
+		   "# TYPE xlb_vip_new_flows_total counter\n");
+	for (size_t i = 0; i < d->state.vip_cnt; i++) {
+		const struct xlb_vip_cfg *v = &d->state.vips[i];
+		struct xlb_counters k;
+
+		ops->vip_counters(&d->be, v->id, &k);
+		bprintf(b, "xlb_vip_new_flows_total{vip=\"%s\",port=\"%u\",proto=\"%s\"} %llu\n",
+			xlb_addr_str(&v->addr, vs, sizeof(vs)), v->port, xlb_proto_name(v->proto),
+			(unsigned long long)k.new_flows);
+	}
 	bprintf(b, "# HELP xlb_real_packets_total Packets sent to a real.\n"
 		   "# TYPE xlb_real_packets_total counter\n"
 		   "# HELP xlb_real_bytes_total Bytes sent to a real.\n"
 		   "# TYPE xlb_real_bytes_total counter\n"
+		   "# HELP xlb_real_new_flows_total New flows (connection table inserts) to a real.\n"
+		   "# TYPE xlb_real_new_flows_total counter\n"
 		   "# HELP xlb_real_up Health of a real (1 up or unchecked, 0 down).\n"
 		   "# TYPE xlb_real_up gauge\n"
 		   "# HELP xlb_real_in_ring Whether a real holds slots of its VIP's Maglev ring.\n"
@@ -111,6 +124,8 @@ static void render(struct daemon *d, struct buf *b)
 				 xlb_addr_str(&r->addr, rs, sizeof(rs)), xlb_real_state_name(r->state));
 			bprintf(b, "xlb_real_packets_total{%s} %llu\n", lbl, (unsigned long long)k.packets);
 			bprintf(b, "xlb_real_bytes_total{%s} %llu\n", lbl, (unsigned long long)k.bytes);
+			bprintf(b, "xlb_real_new_flows_total{%s} %llu\n", lbl,
+				(unsigned long long)k.new_flows);
 			bprintf(b, "xlb_real_up{%s} %d\n", lbl, d->health[r->id].state != HEALTH_DOWN);
 			bprintf(b, "xlb_real_in_ring{%s} %d\n", lbl, xlbd_real_in_ring(d, v, r));
 			bprintf(b, "xlb_real_weight{%s} %u\n", lbl, r->weight);

@@ -579,8 +579,8 @@ static int op_real_list(struct req_ctx *c)
 
 static json_t *counters_json(const struct xlb_counters *k)
 {
-	return json_pack("{s:I, s:I}", "packets", (json_int_t)k->packets, "bytes",
-			 (json_int_t)k->bytes);
+	return json_pack("{s:I, s:I, s:I}", "packets", (json_int_t)k->packets, "bytes",
+			 (json_int_t)k->bytes, "new_flows", (json_int_t)k->new_flows);
 }
 
 static int op_stats(struct req_ctx *c)

@@ -43,7 +43,7 @@ static __noinline void xlb_count_reason(__u32 reason, __u32 bytes)
 /* Per-VIP or per-real packets/bytes (is_real selects the map). */
 static __noinline void xlb_count_traffic(__u32 idx, __u32 bytes, int is_real)
 {
-	struct xlb_counter *c;
+	struct xlb_lb_counter *c;
 
 	c = is_real ? bpf_map_lookup_elem(&xlb_real_stats, &idx) :
 		      bpf_map_lookup_elem(&xlb_vip_stats, &idx);
@@ -51,6 +51,20 @@ static __noinline void xlb_count_traffic(__u32 idx, __u32 bytes, int is_real)
 		c->packets++;
 		c->bytes += bytes;
 	}
+	XLB_RETURN_VOID;
+}
+
+/* A flow entered the LRU: count it for its VIP and its real. */
+static __noinline void xlb_count_new_flow(__u32 vip_num, __u32 real_num)
+{
+	struct xlb_lb_counter *c;
+
+	c = bpf_map_lookup_elem(&xlb_vip_stats, &vip_num);
+	if (c)
+		c->new_flows++;
+	c = bpf_map_lookup_elem(&xlb_real_stats, &real_num);
+	if (c)
+		c->new_flows++;
 	XLB_RETURN_VOID;
 }
 
@@ -139,8 +153,10 @@ static __noinline void xlb_conn_insert(struct xlb_pkt *pkt, const struct xlb_con
 	fs->inserts++;
 	conn.real_num = pkt->real_num;
 	conn.atime_ns = now;
-	if (!bpf_map_update_elem(&xlb_conns, &pkt->flow, &conn, BPF_ANY))
+	if (!bpf_map_update_elem(&xlb_conns, &pkt->flow, &conn, BPF_ANY)) {
 		xlb_count_event(XLB_EV_NEW_FLOW);
+		xlb_count_new_flow(pkt->vip.vip_num, pkt->real_num);
+	}
 	XLB_RETURN_VOID;
 }
 

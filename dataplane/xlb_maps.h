@@ -77,14 +77,14 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, struct xlb_counter);
+	__type(value, struct xlb_lb_counter);
 	__uint(max_entries, XLB_MAX_VIPS);
 } xlb_vip_stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, struct xlb_counter);
+	__type(value, struct xlb_lb_counter);
 	__uint(max_entries, XLB_MAX_REALS);
 } xlb_real_stats SEC(".maps");
 

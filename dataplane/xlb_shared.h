@@ -23,8 +23,8 @@
  *  xlb_flood        PERCPU_ARRAY        __u32 0               struct xlb_flood_state 1   (BPF private)
  *  xlb_server_ids   ARRAY               __u32 server id       __u32 real_num        XLB_MAX_SERVER_IDS
  *  xlb_tx_ports     DEVMAP              __u32 0               __u32 ifindex         XLB_MAX_TX_PORTS
- *  xlb_vip_stats    PERCPU_ARRAY        __u32 vip_num         struct xlb_counter    XLB_MAX_VIPS
- *  xlb_real_stats   PERCPU_ARRAY        __u32 real_num        struct xlb_counter    XLB_MAX_REALS
+ *  xlb_vip_stats    PERCPU_ARRAY        __u32 vip_num         struct xlb_lb_counter XLB_MAX_VIPS
+ *  xlb_real_stats   PERCPU_ARRAY        __u32 real_num        struct xlb_lb_counter XLB_MAX_REALS
  *  xlb_reason_stats PERCPU_ARRAY        __u32 reason (>0)     struct xlb_counter    XLB_REASON_MAX
  *  xlb_event_stats  PERCPU_ARRAY        __u32 event           struct xlb_counter    XLB_EVENT_MAX
  *
@@ -235,6 +235,13 @@ struct xlb_counter {
 	__u64 bytes;
 };
 
+/* Per-VIP and per-real counters: traffic plus flows inserted in the LRU. */
+struct xlb_lb_counter {
+	__u64 packets;
+	__u64 bytes;
+	__u64 new_flows;
+};
+
 /* Decap program config. */
 struct xlb_decap_config {
 	__u16 gue_port; /* host order; 0: XLB_GUE_PORT_DEFAULT */
@@ -360,6 +367,7 @@ _Static_assert(sizeof(struct xlb_flow_key) == 40, "xlb_flow_key");
 _Static_assert(sizeof(struct xlb_conn) == 16, "xlb_conn");
 _Static_assert(sizeof(struct xlb_config) == 64, "xlb_config");
 _Static_assert(sizeof(struct xlb_counter) == 16, "xlb_counter");
+_Static_assert(sizeof(struct xlb_lb_counter) == 24, "xlb_lb_counter");
 _Static_assert(sizeof(struct xlb_hc_real) == 20, "xlb_hc_real");
 _Static_assert(sizeof(struct xlb_hc_config) == 36, "xlb_hc_config");
 _Static_assert(XLB_REASON_MAX == 21, "bump XLB_REASON_MAX with the list");

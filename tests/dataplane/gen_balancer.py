@@ -106,8 +106,11 @@ def flow_of(pkt):
 
 
 def balanced(name, pkt, v, expect_real=None, syn=None, lru_use=True, note_lru=True,
-             stats=True, retval=XDP_TX, src_mac=LB_MAC, quic_real=None):
-    """A row whose packet must leave encapsulated toward its real."""
+             stats=True, retval=XDP_TX, src_mac=LB_MAC, quic_real=None, new_flow=None):
+    """A row whose packet must leave encapsulated toward its real.
+
+    new_flow, when given, is how much the VIP's and the real's new_flows
+    (word 2 of struct xlb_lb_counter) must grow."""
     f = flow_of(pkt)
     flags = VIPS[v][3]
     h = flow_hash(*f, flags=flags)
@@ -128,6 +131,9 @@ def balanced(name, pkt, v, expect_real=None, syn=None, lru_use=True, note_lru=Tr
     if stats:
         t.stat('xlb_vip_stats', v, 1)
         t.stat('xlb_real_stats', real, 1)
+        if new_flow is not None:
+            t.stat('xlb_vip_stats:2', v, new_flow)
+            t.stat('xlb_real_stats:2', real, new_flow)
     t.run(pkt, retval, 0, encap(pkt, v, real, h, src_mac))
     return real
 
@@ -183,10 +189,10 @@ t.row('syn stats')
 t.stat('xlb_event_stats', EV['NEW_FLOW'], 1)
 t.stat('xlb_event_stats', EV['TX'], 1)
 t.stat('xlb_event_stats', EV['LRU_MISS'], 0)
-r1 = balanced('ipv4 tcp syn -> ring', syn1, 0)
+r1 = balanced('ipv4 tcp syn -> ring', syn1, 0, new_flow=1)
 t.row('ack stats')
 t.stat('xlb_event_stats', EV['LRU_HIT'], 1)
-balanced('ipv4 tcp ack established -> lru', ack1, 0, expect_real=r1)
+balanced('ipv4 tcp ack established -> lru', ack1, 0, expect_real=r1, new_flow=0)
 for sp in range(40002, 40010):
     balanced('ipv4 tcp syn spread %d' % sp, tcp_pkt(CLIENT, '192.0.2.10', sp, 80, 'S'), 0)
 # Ring change: the VIP flips to half 1 with a rotated pattern.
@@ -203,9 +209,9 @@ balanced('ipv4 tcp syn+ack is not a new-flow syn', tcp_pkt(CLIENT, '192.0.2.10',
 
 # ---- UDP: LRU and aging -------------------------------------------------
 u1 = udp_pkt(CLIENT, '192.0.2.10', 5353, 53)
-ru = balanced('ipv4 udp first packet -> ring', u1, 1)
+ru = balanced('ipv4 udp first packet -> ring', u1, 1, new_flow=1)
 set_ring(1, 1, P4B)
-balanced('ipv4 udp keeps real after ring change', u1, 1, expect_real=ru)
+balanced('ipv4 udp keeps real after ring change', u1, 1, expect_real=ru, new_flow=0)
 t.row('udp aging')
 t.update('xlb_config', u32(0), cfg(udp_timeout_ns=1))
 t.stat('xlb_event_stats', EV['UDP_EXPIRED'], 1)
@@ -219,9 +225,9 @@ balanced('any-port vip gue v4 other port', tcp_pkt(CLIENT, '192.0.2.11', 40001, 
 
 # ---- IPv6 ---------------------------------------------------------------
 s6 = tcp_pkt(CLIENT6, '2001:db8::10', 50000, 443, 'S')
-r6 = balanced('ipv6 tcp syn ip6ip6', s6, 3)
+r6 = balanced('ipv6 tcp syn ip6ip6', s6, 3, new_flow=1)
 balanced('ipv6 tcp ack established', tcp_pkt(CLIENT6, '2001:db8::10', 50000, 443, 'A'), 3,
-         expect_real=r6)
+         expect_real=r6, new_flow=0)
 for sp in range(50001, 50005):
     balanced('ipv6 syn spread %d' % sp, tcp_pkt(CLIENT6, '2001:db8::10', sp, 443, 'S'), 3)
 balanced('ipv6 gue to v6 real', tcp_pkt(CLIENT6, '2001:db8::11', 50000, 80, 'S'), 9)

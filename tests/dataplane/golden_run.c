@@ -260,21 +260,39 @@ static int k_ring(struct engine *e, uint32_t vip, uint32_t half, const uint32_t 
 	return err;
 }
 
+/*
+ * A stat name is MAP or MAP:WORD; WORD indexes the __u64 summed over CPUs
+ * (0, packets, by default; 2 is new_flows in struct xlb_lb_counter).
+ */
+static int stat_name(const char *name, char *map, size_t len, unsigned int *word)
+{
+	const char *colon = strchr(name, ':');
+
+	*word = colon ? (unsigned int)strtoul(colon + 1, NULL, 10) : 0;
+	snprintf(map, len, "%.*s", colon ? (int)(colon - name) : (int)strlen(name), name);
+	return 0;
+}
+
 static int k_stat(struct engine *e, const char *name, uint32_t key, uint64_t *sum)
 {
 	struct bpf_map *m;
 	uint8_t *buf;
 	size_t vs;
+	unsigned int word;
+	char map[64];
 	int err, i;
 
-	if ((err = k_map(e, name, &m)))
+	stat_name(name, map, sizeof(map), &word);
+	if ((err = k_map(e, map, &m)))
 		return err;
+	if ((word + 1) * 8 > bpf_map__value_size(m))
+		return -EINVAL;
 	vs = (bpf_map__value_size(m) + 7) & ~7u;
 	buf = calloc(e->nr_cpus, vs);
 	err = bpf_map_lookup_elem(bpf_map__fd(m), &key, buf) ? -errno : 0;
 	*sum = 0;
 	for (i = 0; !err && i < e->nr_cpus; i++)
-		*sum += *(uint64_t *)(buf + i * vs);
+		*sum += *(uint64_t *)(buf + i * vs + word * 8);
 	free(buf);
 	return err;
 }
@@ -435,17 +453,22 @@ static int x_stat(struct engine *e, const char *name, uint32_t key, uint64_t *su
 	struct xbpf_map *m;
 	uint8_t *buf;
 	size_t vs;
+	unsigned int word;
+	char map[64];
 	int err, i, n;
 
-	if ((err = x_map(e, name, &m)))
+	stat_name(name, map, sizeof(map), &word);
+	if ((err = x_map(e, map, &m)))
 		return err;
+	if ((word + 1) * 8 > xbpf_map__spec(m)->value_size)
+		return -EINVAL;
 	n = xbpf_map__nr_cpus(m);
 	vs = (xbpf_map__spec(m)->value_size + 7) & ~7u;
 	buf = calloc(n, vs);
 	err = xbpf_map__lookup(m, &key, buf);
 	*sum = 0;
 	for (i = 0; !err && i < n; i++)
-		*sum += *(uint64_t *)(buf + i * vs);
+		*sum += *(uint64_t *)(buf + i * vs + word * 8);
 	free(buf);
 	return err;
 }
@@ -806,7 +829,12 @@ int main(int argc, char **argv)
 				failures++;
 			}
 			for (i = 0; i < nstats; i++) {
-				e.stat(&e, stats[i].map, stats[i].key, &v);
+				if ((rerr = e.stat(&e, stats[i].map, stats[i].key, &v))) {
+					printf("FAIL %s: cannot read %s[%u]: %d\n", row, stats[i].map,
+					       stats[i].key, rerr);
+					failures++;
+					continue;
+				}
 				if ((int64_t)(v - stats[i].before) != stats[i].delta) {
 					printf("FAIL %s: %s[%u] grew by %lld, want %lld\n", row, stats[i].map,
 					       stats[i].key, (long long)(v - stats[i].before),

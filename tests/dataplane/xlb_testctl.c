@@ -358,15 +358,18 @@ static int attached_map(int prog_fd, const char *name)
 	return -ENOENT;
 }
 
-static __u64 percpu_sum(int fd, __u32 key)
+/* Packets (the first __u64 of each CPU's value of size vsize) over CPUs. */
+static __u64 percpu_sum(int fd, __u32 key, size_t vsize)
 {
 	int ncpu = libbpf_num_possible_cpus(), i;
-	struct xlb_counter *v = calloc(ncpu, sizeof(*v));
-	__u64 sum = 0;
+	__u8 *v = calloc(ncpu, vsize);
+	__u64 sum = 0, p;
 
-	if (!bpf_map_lookup_elem(fd, &key, v))
-		for (i = 0; i < ncpu; i++)
-			sum += v[i].packets;
+	if (v && !bpf_map_lookup_elem(fd, &key, v))
+		for (i = 0; i < ncpu; i++) {
+			memcpy(&p, v + i * vsize, sizeof(p));
+			sum += p;
+		}
 	free(v);
 	return sum;
 }
@@ -391,15 +394,17 @@ static int cmd_stats(int argc, char **argv)
 		return 1;
 	}
 	for (i = 1; i < 64; i++) {
-		__u64 p = percpu_sum(reals, i);
+		__u64 p = percpu_sum(reals, i, sizeof(struct xlb_lb_counter));
 
 		if (p)
 			printf("real %u %llu\n", i, (unsigned long long)p);
 	}
 	for (i = 0; i < XLB_EVENT_MAX; i++)
-		printf("event %s %llu\n", xlb_event_name(i), (unsigned long long)percpu_sum(events, i));
+		printf("event %s %llu\n", xlb_event_name(i),
+		       (unsigned long long)percpu_sum(events, i, sizeof(struct xlb_counter)));
 	for (i = 1; i < XLB_REASON_MAX; i++)
-		printf("reason %s %llu\n", xlb_reason_name(i), (unsigned long long)percpu_sum(reasons, i));
+		printf("reason %s %llu\n", xlb_reason_name(i),
+		       (unsigned long long)percpu_sum(reasons, i, sizeof(struct xlb_counter)));
 	return 0;
 }
 

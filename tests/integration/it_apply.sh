@@ -2,7 +2,8 @@
 # Declarative config through lbctl: apply -f FILE (YAML and JSON) with
 # --dry-run, idempotence, a diff that removes/re-weights, export round trip,
 # a broken file refused with nothing changed; exit codes; the Prometheus
-# endpoint serves per-VIP/real counters and reasons by name.
+# endpoint serves per-VIP/real counters (packets, new flows) and reasons by
+# name; lbctl stats shows new flows.
 # Usage: it_apply.sh XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ
 set -u
 XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
@@ -83,6 +84,20 @@ cmp -s "$TOPO_TMP/before.json" "$TOPO_TMP/after.json" || fail "a refused file ch
 ip netns exec $T-lb curl -s "http://127.0.0.1:$port/metrics" > "$TOPO_TMP/metrics" || fail "metrics endpoint"
 grep -E "^xlb_real_packets_total\{.*real=\"${REALS[1]}\"" "$TOPO_TMP/metrics" | awk '{exit !($2 > 0)}' ||
 	fail "no real packet counter"
+# Every client connection is a new flow for the VIP and one of its reals.
+grep -E "^xlb_real_new_flows_total\{.*real=\"${REALS[1]}\"" "$TOPO_TMP/metrics" | awk '{exit !($2 > 0)}' ||
+	fail "no real new-flow counter"
+vp=$(grep -E "^xlb_vip_packets_total\{vip=\"$VIP\",port=\"80\",proto=\"tcp\"\}" "$TOPO_TMP/metrics" | awk '{print $2}')
+vn=$(grep -E "^xlb_vip_new_flows_total\{vip=\"$VIP\",port=\"80\",proto=\"tcp\"\}" "$TOPO_TMP/metrics" | awk '{print $2}')
+[ -n "$vn" ] && [ -n "$vp" ] && [ "$vn" -gt 0 ] && [ "$vn" -lt "$vp" ] ||
+	fail "vip new flows $vn vs packets $vp"
+lbctl stats | grep -q "NEW FLOWS" || fail "lbctl stats: no NEW FLOWS column"
+lbctl -j stats | python3 -c '
+import json, sys
+v = json.load(sys.stdin)["vips"][0]
+n = v["counters"]["new_flows"]
+r = sum(x["counters"]["new_flows"] for x in v["reals"])
+sys.exit(not (0 < r <= n))' || fail "lbctl -j stats new_flows"
 grep -q '^xlb_reason_packets_total{reason="pass_not_vip"}' "$TOPO_TMP/metrics" || fail "reasons by name"
 grep -q '^xlb_real_up{' "$TOPO_TMP/metrics" && grep -q '^xlb_lru_hit_ratio ' "$TOPO_TMP/metrics" || fail "health/LRU metrics"
 [ "$(ip netns exec $T-lb curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/nope")" = 404 ] || fail "404"
