@@ -179,6 +179,19 @@ static int apply_rodata(const char *path, uint8_t *data, size_t size)
 	return 0;
 }
 
+/*
+ * A stat name is MAP or MAP:WORD; WORD indexes the __u64 summed over CPUs
+ * (0, packets, by default; 2 is new_flows in struct xlb_lb_counter).
+ */
+static int stat_name(const char *name, char *map, size_t len, unsigned int *word)
+{
+	const char *colon = strchr(name, ':');
+
+	*word = colon ? (unsigned int)strtoul(colon + 1, NULL, 10) : 0;
+	snprintf(map, len, "%.*s", colon ? (int)(colon - name) : (int)strlen(name), name);
+	return 0;
+}
+
 /* ---- kernel ------------------------------------------------------------ */
 #ifdef XLB_HAVE_KERNEL
 
@@ -258,19 +271,6 @@ static int k_ring(struct engine *e, uint32_t vip, uint32_t half, const uint32_t 
 	free(keys);
 	free(vals);
 	return err;
-}
-
-/*
- * A stat name is MAP or MAP:WORD; WORD indexes the __u64 summed over CPUs
- * (0, packets, by default; 2 is new_flows in struct xlb_lb_counter).
- */
-static int stat_name(const char *name, char *map, size_t len, unsigned int *word)
-{
-	const char *colon = strchr(name, ':');
-
-	*word = colon ? (unsigned int)strtoul(colon + 1, NULL, 10) : 0;
-	snprintf(map, len, "%.*s", colon ? (int)(colon - name) : (int)strlen(name), name);
-	return 0;
 }
 
 static int k_stat(struct engine *e, const char *name, uint32_t key, uint64_t *sum)
