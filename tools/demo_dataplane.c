@@ -206,38 +206,16 @@ static void format_cell(const struct tool_run_cell *c, char *buf, size_t len)
 int demo_dataplane(const char *obj_path, enum tool_engine_kind kind, int *ret_mismatches)
 {
 	struct tool_prog_src src = { .path = obj_path, .prog_name = "xlb_balancer" };
-	struct tool_engine_opts uopts = { .log_level = 0 };
-	struct tool_engine *kern = NULL, *user = NULL;
+	struct tool_engine *kern, *user;
 	struct demo_packet pk[12];
-	char log[8192] = "", ucol[40];
+	char ucol[40];
 	const char *note = "";
 	size_t i, n;
-	int err, user_err = 0;
+	int user_err;
 
 	if (access(obj_path, R_OK))
 		return -ENOENT;
-	err = tool_engine__open(TOOL_ENGINE_KERNEL, &src, NULL, &kern);
-	if (err)
-		printf("(kernel engine unavailable: %s)\n", strerror(-err));
-	uopts.log_buf = log;
-	uopts.log_size = sizeof(log);
-	err = tool_engine__open(kind, &src, &uopts, &user);
-	if (err == -EACCES || err == -EINVAL) {
-		char reason[160];
-
-		printf("(xbpf verifier rejected xlb_balancer: %s; running it unverified)\n",
-		       tool_log_reason(log, reason, sizeof(reason)));
-		uopts.skip_verify = true;
-		err = tool_engine__open(kind, &src, &uopts, &user);
-		note = " (unverified)";
-	}
-	if (err) {
-		/* Still show the kernel's column; the run counts as failed. */
-		printf("(xlb-demo: %s engine cannot run %s: %s)\n%s", tool_engine_kind_name(kind),
-		       obj_path, strerror(-err), log);
-		user = NULL;
-		user_err = err;
-	}
+	tool_engine__open_pair(kind, &src, "xlb_balancer", &kern, &user, &note, &user_err);
 	if (kern && setup(kern))
 		printf("(kernel map setup failed)\n");
 	if (user && setup(user))

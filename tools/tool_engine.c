@@ -293,3 +293,37 @@ void tool_engine__run_cell(struct tool_engine *engine, const void *data, uint32_
 	ret_cell->retval = opts.retval;
 	ret_cell->len = opts.data_size_out;
 }
+
+void tool_engine__open_pair(enum tool_engine_kind kind, const struct tool_prog_src *src,
+			    const char *name, struct tool_engine **ret_kern,
+			    struct tool_engine **ret_user, const char **ret_note, int *ret_user_err)
+{
+	char log[8192] = "";
+	struct tool_engine_opts uopts = { .log_level = 0, .log_buf = log, .log_size = sizeof(log) };
+	int err;
+
+	*ret_kern = *ret_user = NULL;
+	*ret_note = "";
+	*ret_user_err = 0;
+	err = tool_engine__open(TOOL_ENGINE_KERNEL, src, NULL, ret_kern);
+	if (err)
+		printf("(kernel engine unavailable: %s)\n", strerror(-err));
+	err = tool_engine__open(kind, src, &uopts, ret_user);
+	if (err == -EACCES || err == -EINVAL) {
+		/* Show the engines anyway, and say plainly that it is unverified. */
+		char reason[160];
+
+		printf("(xbpf verifier rejected %s: %s; running it unverified)\n", name,
+		       tool_log_reason(log, reason, sizeof(reason)));
+		uopts.skip_verify = true;
+		err = tool_engine__open(kind, src, &uopts, ret_user);
+		*ret_note = " (unverified)";
+	}
+	if (err) {
+		/* The kernel's column still shows; the run counts as failed. */
+		printf("(xlb-demo: %s engine cannot run %s: %s)\n%s", tool_engine_kind_name(kind),
+		       src->path, strerror(-err), log);
+		*ret_user = NULL;
+		*ret_user_err = err;
+	}
+}

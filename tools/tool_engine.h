@@ -79,6 +79,16 @@ void tool_engine__run_cell(struct tool_engine *engine, const void *data, uint32_
 /* The verifier's reason in a log: its last line before the summary lines. */
 const char *tool_log_reason(const char *log, char *buf, size_t len);
 
+/*
+ * The demos' two columns: the kernel engine and a userspace engine of `kind`
+ * on src.  A program xbpf's verifier rejects still runs, unverified, and
+ * *ret_note says so; an engine that cannot open is NULL (for the userspace
+ * one, *ret_user_err says why).  Messages go to stdout, as the demos print.
+ */
+void tool_engine__open_pair(enum tool_engine_kind kind, const struct tool_prog_src *src,
+			    const char *name, struct tool_engine **ret_kern,
+			    struct tool_engine **ret_user, const char **ret_note, int *ret_user_err);
+
 /* Read a raw instruction file (little-endian 8-byte insns); malloc'ed. */
 int tool_read_raw_insns(const char *path, struct xbpf_insn **ret_insns, size_t *ret_cnt);
 /* True when the file starts with the ELF magic. */

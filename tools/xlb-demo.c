@@ -50,42 +50,19 @@ static void format_cell(const struct seed_lb_prog *sp, const struct tool_run_cel
 static int demo_prog(const struct seed_lb_prog *sp, const char *objdir, enum tool_engine_kind kind,
 		     int *ret_mismatches)
 {
-	struct tool_engine_opts uopts = { .log_level = 0 };
-	struct tool_engine *kern = NULL, *user = NULL;
+	struct tool_engine *kern, *user;
 	const struct seed_lb_packet *pkts;
 	struct tool_prog_src src = { 0 };
-	char path[4096], log[8192] = "", ucol[32];
+	char path[4096], ucol[32];
 	const char *user_note = "";
 	size_t i, n;
-	int err, user_err = 0;
+	int user_err;
 
 	snprintf(path, sizeof(path), "%s/%s.o", objdir, sp->name);
 	src.path = path;
 	src.prog_name = sp->prog;
 
-	err = tool_engine__open(TOOL_ENGINE_KERNEL, &src, NULL, &kern);
-	if (err)
-		printf("(kernel engine unavailable: %s)\n", strerror(-err));
-	uopts.log_buf = log;
-	uopts.log_size = sizeof(log);
-	err = tool_engine__open(kind, &src, &uopts, &user);
-	if (err == -EACCES || err == -EINVAL) {
-		/* Show the engines anyway, and say plainly that it is unverified. */
-		char reason[160];
-
-		printf("(xbpf verifier rejected %s: %s; running it unverified)\n", sp->name,
-		       tool_log_reason(log, reason, sizeof(reason)));
-		uopts.skip_verify = true;
-		err = tool_engine__open(kind, &src, &uopts, &user);
-		user_note = " (unverified)";
-	}
-	if (err) {
-		/* Still show the kernel's column; the run counts as failed. */
-		printf("(xlb-demo: %s engine cannot run %s: %s)\n%s", tool_engine_kind_name(kind),
-		       path, strerror(-err), log);
-		user = NULL;
-		user_err = err;
-	}
+	tool_engine__open_pair(kind, &src, sp->name, &kern, &user, &user_note, &user_err);
 	if (kern && seed_lb_setup(kern))
 		printf("(kernel map setup failed)\n");
 	if (user && seed_lb_setup(user))
