@@ -48,6 +48,9 @@ int kern_obj__map_get_next_key(struct kern_obj *obj, const char *map, const void
 /* Type and sizes of a map (name: as in the object; raw programs: map0, map1, ...). */
 int kern_obj__map_info(struct kern_obj *obj, const char *map, struct xbpf_map_spec *ret_spec);
 
+/* The loaded program's fd (a tail-call target for the benchmarks' wrapper); -EOPNOTSUPP without a kernel engine. */
+int kern_obj__prog_fd(const struct kern_obj *obj);
+
 /* BPF_PROG_TEST_RUN with the same opts the userspace engines take. */
 int kern_obj__test_run(struct kern_obj *obj, struct xbpf_test_run_opts *opts);
 

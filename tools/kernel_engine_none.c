@@ -53,6 +53,11 @@ int kern_obj__map_get_next_key(struct kern_obj *obj, const char *map, const void
 	return -EOPNOTSUPP;
 }
 
+int kern_obj__prog_fd(const struct kern_obj *obj)
+{
+	return -EOPNOTSUPP;
+}
+
 int kern_obj__test_run(struct kern_obj *obj, struct xbpf_test_run_opts *opts)
 {
 	return -EOPNOTSUPP;

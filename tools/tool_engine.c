@@ -181,6 +181,11 @@ struct xbpf_vm *tool_engine__vm(const struct tool_engine *e)
 	return e->vm;
 }
 
+int tool_engine__kernel_prog_fd(const struct tool_engine *e)
+{
+	return e->kobj ? kern_obj__prog_fd(e->kobj) : -EINVAL;
+}
+
 static struct xbpf_map *user_map(struct tool_engine *e, const char *name)
 {
 	struct xbpf_map *map = xbpf_object__find_map(e->obj, name);

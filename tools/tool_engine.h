@@ -53,6 +53,8 @@ struct tool_engine *tool_engine__close(struct tool_engine *engine);
 enum tool_engine_kind tool_engine__kind(const struct tool_engine *engine);
 /* The userspace VM (NULL for the kernel engine). */
 struct xbpf_vm *tool_engine__vm(const struct tool_engine *engine);
+/* The kernel engine's program fd; -EINVAL for a userspace engine. */
+int tool_engine__kernel_prog_fd(const struct tool_engine *engine);
 
 int tool_engine__map_spec(struct tool_engine *engine, const char *map, struct xbpf_map_spec *ret_spec);
 /* Values per key as lookups return them: 1, or the CPU count of a per-CPU map. */
