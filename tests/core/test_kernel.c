@@ -89,7 +89,7 @@ static void user_run(enum xbpf_prog_type type, int helper, uint64_t a2, uint64_t
 		return;
 	}
 	r1 = xbpf_run_ctx__r1(ctx);
-	r->retval = (uint32_t)xbpf_helper_proto(helper)->fn((uintptr_t)r1, a2, a3, a4, a5);
+	r->retval = (uint32_t)xbpf_helper_impl(helper)((uintptr_t)r1, a2, a3, a4, a5);
 	r->err = xbpf_run_ctx__finish(ctx, &o);
 	r->data_size = o.data_size_out;
 	r->ctx_size = o.ctx_size_out;
@@ -254,7 +254,7 @@ static void test_csum_diff(void)
 			return;
 		}
 		kernel_run(fd, pkt, sizeof(pkt), NULL, 0, sizeof(k.data), &k);
-		ours = xbpf_helper_proto(BPF_FUNC_csum_diff)->fn(fs ? (uintptr_t)from : 0, (uint64_t)fs,
+		ours = xbpf_helper_impl(BPF_FUNC_csum_diff)(fs ? (uintptr_t)from : 0, (uint64_t)fs,
 								  (uintptr_t)to, (uint64_t)ts, seedv);
 		if (k.err || k.retval != (uint32_t)ours) {
 			fprintf(stderr, "csum_diff(%d, %d, seed %#x): kernel %#x, ours %#x\n", fs, ts, seedv,
@@ -705,14 +705,14 @@ static void test_tunnel_key(void)
 			u.err = xbpf_run_ctx__new(XBPF_PROG_SCHED_CLS, &o, &ctx);
 			if (!u.err) {
 				r1 = xbpf_run_ctx__r1(ctx);
-				sret = xbpf_helper_proto(BPF_FUNC_skb_set_tunnel_key)
-					       ->fn((uintptr_t)r1, (uintptr_t)key, cases[c].ssize,
+				sret = xbpf_helper_impl(BPF_FUNC_skb_set_tunnel_key)
+					       ((uintptr_t)r1, (uintptr_t)key, cases[c].ssize,
 						    cases[c].sflags, 0);
-				gret = xbpf_helper_proto(BPF_FUNC_skb_get_tunnel_key)
-					       ->fn((uintptr_t)r1, (uintptr_t)got, cases[c].gsize,
+				gret = xbpf_helper_impl(BPF_FUNC_skb_get_tunnel_key)
+					       ((uintptr_t)r1, (uintptr_t)got, cases[c].gsize,
 						    cases[c].gflags, 0);
-				xbpf_helper_proto(BPF_FUNC_skb_store_bytes)
-					->fn((uintptr_t)r1, 0, (uintptr_t)got, sizeof(got), 0);
+				xbpf_helper_impl(BPF_FUNC_skb_store_bytes)
+					((uintptr_t)r1, 0, (uintptr_t)got, sizeof(got), 0);
 				u.retval = (uint32_t)(((gret & 0xffff) << 16) | (sret & 0xffff));
 				u.err = xbpf_run_ctx__finish(ctx, &o);
 				u.data_size = o.data_size_out;

@@ -32,7 +32,7 @@
 #define EXIT_INSN() INSN(XBPF_JMP | XBPF_EXIT, 0, 0, 0, 0)
 
 /*
- * Test helpers (hermetic tests provide xbpf_helper_proto() themselves).
+ * Test helpers (hermetic tests provide xbpf_helper_impl() themselves).
  * Id 1 is bpf_map_lookup_elem over struct fake_map, so kernel-loadable
  * programs run unchanged; the test-only helpers sit far above real ids.
  */

@@ -21,8 +21,8 @@
 
 #include "engine_impl.h"
 
-/* No helpers: the JIT asks for prototypes only when a program calls one. */
-const struct xbpf_helper_proto *xbpf_helper_proto(int32_t id)
+/* No helpers: the JIT asks for an implementation only when a program calls one. */
+xbpf_helper_fn xbpf_helper_impl(int32_t id)
 {
 	return NULL;
 }
