@@ -13,20 +13,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel_engine.h"
-#include "seed_lb.h"
+#include "testbed.h"
 
 #ifndef XLB_SEEDS_DIR
 #define XLB_SEEDS_DIR "../shared/seeds"
 #endif
 #ifndef XLB_SEED_SCRIPT
-#define XLB_SEED_SCRIPT "tests/seeds/build-seed-progs.py"
+#define XLB_SEED_SCRIPT "testbed/build-seed-progs.py"
 #endif
 
 enum { COL_KERNEL, COL_INTERP, COL_JIT, COL_CNT };
 
 /* Best (lowest) mean over `rounds` runs of `repeat` packets each: least disturbed by neighbours. */
-static double measure(struct tool_engine *e, const struct seed_lb_packet *pkt, int repeat, int rounds,
+static double measure(struct testbed_engine *e, const struct seed_lb_packet *pkt, int repeat, int rounds,
 		      uint32_t *ret_retval)
 {
 	uint8_t out[SEED_PKT_MAX + 64];
@@ -38,7 +37,7 @@ static double measure(struct tool_engine *e, const struct seed_lb_packet *pkt, i
 			  .data_size_in = pkt->len, .data_out = out, .data_size_out = sizeof(out),
 			  .repeat = repeat);
 
-		if (tool_engine__test_run(e, &opts))
+		if (testbed_engine__test_run(e, &opts))
 			return -1;
 		*ret_retval = opts.retval;
 		if (best < 0 || opts.duration < best)
@@ -74,7 +73,7 @@ int main(int argc, char **argv)
 	}
 	if (repeat < 1 || rounds < 1)
 		return 2;
-	if (!kern_engine_available()) {
+	if (!testbed_kernel_available()) {
 		printf("SKIP: no kernel engine in this build (the reference)\n");
 		return 77;
 	}
@@ -92,8 +91,8 @@ int main(int argc, char **argv)
 	       "jit", "interp/kern", "jit/kern");
 	for (i = 0; i < seed_lb_prog_cnt; i++) {
 		const struct seed_lb_prog *sp = &seed_lb_progs[i];
-		struct tool_engine *eng[COL_CNT] = { 0 };
-		struct tool_prog_src src = { 0 };
+		struct testbed_engine *eng[COL_CNT] = { 0 };
+		struct testbed_prog_src src = { 0 };
 		const struct seed_lb_packet *pkts;
 		char path[4096];
 		int col, err;
@@ -102,28 +101,28 @@ int main(int argc, char **argv)
 		src.path = path;
 		src.prog_name = sp->prog;
 		for (col = 0; col < COL_CNT; col++) {
-			static const enum tool_engine_kind kinds[] = { TOOL_ENGINE_KERNEL,
-								       TOOL_ENGINE_INTERP,
-								       TOOL_ENGINE_JIT };
-			struct tool_engine_opts o = { 0 };
+			static const enum testbed_engine_kind kinds[] = { TESTBED_ENGINE_KERNEL,
+								       TESTBED_ENGINE_INTERP,
+								       TESTBED_ENGINE_JIT };
+			struct testbed_engine_opts o = { 0 };
 
-			err = tool_engine__open(kinds[col], &src, &o, &eng[col]);
+			err = testbed_engine__open(kinds[col], &src, &o, &eng[col]);
 			if (err == -EACCES || err == -EINVAL) {
 				/* Benchmark the engine even if our verifier still refuses it. */
 				o.skip_verify = true;
-				if (!tool_engine__open(kinds[col], &src, &o, &eng[col]))
+				if (!testbed_engine__open(kinds[col], &src, &o, &eng[col]))
 					printf("(%s: %s unverified: our verifier rejects it)\n",
-					       sp->name, tool_engine_kind_name(kinds[col]));
+					       sp->name, testbed_engine_kind_name(kinds[col]));
 			} else if (err) {
 				printf("(%s: %s engine unavailable: %s)\n", sp->name,
-				       tool_engine_kind_name(kinds[col]), strerror(-err));
+				       testbed_engine_kind_name(kinds[col]), strerror(-err));
 			}
 			if (col == COL_JIT && eng[col] &&
-			    xbpf_vm__engine(tool_engine__vm(eng[col])) != XBPF_ENGINE_JIT)
-				eng[col] = tool_engine__close(eng[col]); /* fell back: no JIT */
+			    xbpf_vm__engine(testbed_engine__vm(eng[col])) != XBPF_ENGINE_JIT)
+				eng[col] = testbed_engine__close(eng[col]); /* fell back: no JIT */
 			if (eng[col] && seed_lb_setup(eng[col]))
 				printf("(%s: %s map setup failed)\n", sp->name,
-				       tool_engine_kind_name(kinds[col]));
+				       testbed_engine_kind_name(kinds[col]));
 		}
 		seed_lb_packets(&pkts);
 		for (p = 0; p < 2; p++) {
@@ -153,7 +152,7 @@ int main(int argc, char **argv)
 			       cells[COL_KERNEL], cells[COL_INTERP], cells[COL_JIT], ratio[0], ratio[1]);
 		}
 		for (col = 0; col < COL_CNT; col++)
-			tool_engine__close(eng[col]);
+			testbed_engine__close(eng[col]);
 	}
 	return 0;
 }

@@ -25,22 +25,21 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "kernel_engine.h"
-#include "seed_lb.h"
+#include "testbed.h"
 #include "xlb_shared.h"
 
 #ifndef XLB_SEEDS_DIR
 #define XLB_SEEDS_DIR "../shared/seeds"
 #endif
 #ifndef XLB_SEED_SCRIPT
-#define XLB_SEED_SCRIPT "tests/seeds/build-seed-progs.py"
+#define XLB_SEED_SCRIPT "testbed/build-seed-progs.py"
 #endif
 #ifndef XLB_BALANCER_OBJ
 #define XLB_BALANCER_OBJ "dataplane/balancer.bpf.o"
 #endif
 
 enum { E_INTERP, E_JIT, E_KERNEL, E_CNT };
-static const enum tool_engine_kind kinds[E_CNT] = { TOOL_ENGINE_INTERP, TOOL_ENGINE_JIT, TOOL_ENGINE_KERNEL };
+static const enum testbed_engine_kind kinds[E_CNT] = { TESTBED_ENGINE_INTERP, TESTBED_ENGINE_JIT, TESTBED_ENGINE_KERNEL };
 
 static int repeat = 2000, rounds = 60; /* many short rounds: the best one escapes a busy host */
 static bool like_kernel; /* time every engine by test_run with repeat, as the kernel */
@@ -54,7 +53,7 @@ static double now_ns(void)
 }
 
 /* Kernel (or, like_kernel, any engine): lowest test_run mean of `rounds` runs (least disturbed). */
-static double measure_kernel(struct tool_engine *e, const uint8_t *pkt, uint32_t len, uint32_t *ret_retval)
+static double measure_kernel(struct testbed_engine *e, const uint8_t *pkt, uint32_t len, uint32_t *ret_retval)
 {
 	double best = -1;
 
@@ -63,7 +62,7 @@ static double measure_kernel(struct tool_engine *e, const uint8_t *pkt, uint32_t
 		XBPF_OPTS(xbpf_test_run_opts, opts, .data_in = pkt, .data_size_in = len, .data_out = out,
 			  .data_size_out = sizeof(out), .repeat = repeat);
 
-		if (tool_engine__test_run(e, &opts))
+		if (testbed_engine__test_run(e, &opts))
 			return -1;
 		*ret_retval = opts.retval;
 		if (best < 0 || opts.duration < best)
@@ -77,10 +76,10 @@ static double measure_kernel(struct tool_engine *e, const uint8_t *pkt, uint32_t
  * programs encapsulate it), so time restore+run and restore alone, best of
  * `rounds` each, and report the difference, in fractional ns.
  */
-static double measure_user(struct tool_engine *e, enum xbpf_prog_type type, const uint8_t *pkt, uint32_t len,
+static double measure_user(struct testbed_engine *e, enum xbpf_prog_type type, const uint8_t *pkt, uint32_t len,
 			   uint32_t *ret_retval)
 {
-	struct xbpf_vm *vm = tool_engine__vm(e);
+	struct xbpf_vm *vm = testbed_engine__vm(e);
 	XBPF_OPTS(xbpf_test_run_opts, opts, .data_in = pkt, .data_size_in = len);
 	struct xbpf_run_ctx *ctx = NULL;
 	double best_both = -1, best_reset = -1;
@@ -94,7 +93,7 @@ static double measure_user(struct tool_engine *e, enum xbpf_prog_type type, cons
 		XBPF_OPTS(xbpf_test_run_opts, check, .data_in = pkt, .data_size_in = len, .data_out = out,
 			  .data_size_out = sizeof(out), .repeat = 1);
 
-		if (tool_engine__test_run(e, &check))
+		if (testbed_engine__test_run(e, &check))
 			return -1;
 	}
 	if (xbpf_run_ctx__new(type, &opts, &ctx))
@@ -121,7 +120,7 @@ static double measure_user(struct tool_engine *e, enum xbpf_prog_type type, cons
 	return best_both > best_reset ? (best_both - best_reset) / repeat : 0;
 }
 
-static double measure(int engine, struct tool_engine *e, enum xbpf_prog_type type, const uint8_t *pkt,
+static double measure(int engine, struct testbed_engine *e, enum xbpf_prog_type type, const uint8_t *pkt,
 		      uint32_t len, uint32_t *ret_retval)
 {
 	if (engine == E_KERNEL || like_kernel)
@@ -135,7 +134,7 @@ static void print_header(void)
 	       "jit/interp", "jit/kernel");
 }
 
-static void print_row(const char *prog, const char *pkt, struct tool_engine *const eng[E_CNT],
+static void print_row(const char *prog, const char *pkt, struct testbed_engine *const eng[E_CNT],
 		      enum xbpf_prog_type type, const uint8_t *data, uint32_t len)
 {
 	double ns[E_CNT];
@@ -166,13 +165,13 @@ static void print_row(const char *prog, const char *pkt, struct tool_engine *con
 		XBPF_OPTS(xbpf_test_run_opts, once, .data_in = data, .data_size_in = len, .data_out = out,
 			  .data_size_out = sizeof(out), .repeat = 1);
 
-		if (!tool_engine__test_run(eng[E_KERNEL], &once) && once.retval != rv[E_KERNEL]) {
+		if (!testbed_engine__test_run(eng[E_KERNEL], &once) && once.retval != rv[E_KERNEL]) {
 			double best = -1;
 
 			/* time single runs instead, each on the original packet */
 			for (int i = 0; i < rounds * 50; i++) {
 				once.data_size_out = sizeof(out);
-				if (!tool_engine__test_run(eng[E_KERNEL], &once) && (best < 0 || once.duration < best))
+				if (!testbed_engine__test_run(eng[E_KERNEL], &once) && (best < 0 || once.duration < best))
 					best = once.duration;
 			}
 			printf("  (kernel: first run returns %u, repeated runs %u as they see the packet the run "
@@ -184,33 +183,33 @@ static void print_row(const char *prog, const char *pkt, struct tool_engine *con
 	}
 	for (int e = 0; e < E_CNT; e++)
 		if (ns[e] >= 0 && ns[E_JIT] >= 0 && rv[e] != rv[E_JIT])
-			printf("  (warning: %s returned %u, the JIT %u)\n", tool_engine_kind_name(kinds[e]), rv[e],
+			printf("  (warning: %s returned %u, the JIT %u)\n", testbed_engine_kind_name(kinds[e]), rv[e],
 			       rv[E_JIT]);
 }
 
 /* Open prog in every engine; an engine missing or refusing it leaves NULL (and says why). */
-static void open_all(const char *label, const struct tool_prog_src *src, struct tool_engine *eng[E_CNT])
+static void open_all(const char *label, const struct testbed_prog_src *src, struct testbed_engine *eng[E_CNT])
 {
 	for (int e = 0; e < E_CNT; e++) {
-		struct tool_engine_opts o = { 0 };
-		int err = tool_engine__open(kinds[e], src, &o, &eng[e]);
+		struct testbed_engine_opts o = { 0 };
+		int err = testbed_engine__open(kinds[e], src, &o, &eng[e]);
 
 		if (err == -EACCES || err == -EINVAL) {
 			/* measure the engine even where our verifier still disagrees */
 			o.skip_verify = true;
-			err = tool_engine__open(kinds[e], src, &o, &eng[e]);
+			err = testbed_engine__open(kinds[e], src, &o, &eng[e]);
 			if (!err)
 				printf("(%s: %s runs unverified: our verifier rejects it)\n", label,
-				       tool_engine_kind_name(kinds[e]));
+				       testbed_engine_kind_name(kinds[e]));
 		}
 		if (err) {
-			printf("(%s: no %s engine: %s)\n", label, tool_engine_kind_name(kinds[e]), strerror(-err));
+			printf("(%s: no %s engine: %s)\n", label, testbed_engine_kind_name(kinds[e]), strerror(-err));
 			eng[e] = NULL;
 			continue;
 		}
-		if (kinds[e] == TOOL_ENGINE_JIT && xbpf_vm__engine(tool_engine__vm(eng[e])) != XBPF_ENGINE_JIT) {
+		if (kinds[e] == TESTBED_ENGINE_JIT && xbpf_vm__engine(testbed_engine__vm(eng[e])) != XBPF_ENGINE_JIT) {
 			printf("(%s: the JIT fell back to the interpreter)\n", label);
-			eng[e] = tool_engine__close(eng[e]);
+			eng[e] = testbed_engine__close(eng[e]);
 		}
 	}
 }
@@ -227,8 +226,8 @@ static void bench_seeds(const char *seeds_dir, const char *workdir)
 	seed_lb_packets(&pkts);
 	for (size_t i = 0; i < seed_lb_prog_cnt; i++) {
 		const struct seed_lb_prog *sp = &seed_lb_progs[i];
-		struct tool_engine *eng[E_CNT];
-		struct tool_prog_src src = { 0 };
+		struct testbed_engine *eng[E_CNT];
+		struct testbed_prog_src src = { 0 };
 		char path[4096];
 
 		snprintf(path, sizeof(path), "%s/%s.o", workdir, sp->name);
@@ -237,18 +236,18 @@ static void bench_seeds(const char *seeds_dir, const char *workdir)
 		open_all(sp->name, &src, eng);
 		for (int e = 0; e < E_CNT; e++)
 			if (eng[e] && seed_lb_setup(eng[e])) {
-				printf("(%s: %s map setup failed)\n", sp->name, tool_engine_kind_name(kinds[e]));
-				eng[e] = tool_engine__close(eng[e]);
+				printf("(%s: %s map setup failed)\n", sp->name, testbed_engine_kind_name(kinds[e]));
+				eng[e] = testbed_engine__close(eng[e]);
 			}
 		for (int p = 0; p < 2; p++)
 			print_row(sp->name, p ? "pkt_v6" : "pkt_v4", eng, sp->type, pkts[p].data, pkts[p].len);
 		for (int e = 0; e < E_CNT; e++)
-			tool_engine__close(eng[e]);
+			testbed_engine__close(eng[e]);
 	}
 }
 
 /* One VIP 10.0.0.1:80/tcp, one real 10.1.0.1 in every ring slot, IPIP out. */
-static int balancer_setup(struct tool_engine *e)
+static int balancer_setup(struct testbed_engine *e)
 {
 	struct xlb_vip_key vk = { .port = htons(80), .proto = 6, .family = XLB_FAMILY_V4 };
 	struct xlb_vip_meta vm = { .vip_num = 0 };
@@ -260,11 +259,11 @@ static int balancer_setup(struct tool_engine *e)
 	vk.addr.v4 = inet_addr("10.0.0.1");
 	real.addr.v4 = inet_addr("10.1.0.1");
 	cfg.src4 = inet_addr("10.255.0.0");
-	err = tool_engine__map_update(e, "xlb_vips", &vk, &vm);
-	err = err ?: tool_engine__map_update(e, "xlb_reals", &key, &real);
-	err = err ?: tool_engine__map_update(e, "xlb_config", &zero, &cfg);
+	err = testbed_engine__map_update(e, "xlb_vips", &vk, &vm);
+	err = err ?: testbed_engine__map_update(e, "xlb_reals", &key, &real);
+	err = err ?: testbed_engine__map_update(e, "xlb_config", &zero, &cfg);
 	for (uint32_t slot = 0; slot < XLB_RING_SIZE && !err; slot++)
-		err = tool_engine__map_update(e, "xlb_rings", &slot, &key); /* VIP 0, half 0 */
+		err = testbed_engine__map_update(e, "xlb_rings", &slot, &key); /* VIP 0, half 0 */
 	return err;
 }
 
@@ -363,8 +362,8 @@ static void bench_synthetic(const char *workdir)
 	struct xbpf_insn insns[512];
 	size_t n = synthetic_prog(insns);
 	char path[4096];
-	struct tool_prog_src src = { .path = path, .raw_type = XBPF_PROG_XDP };
-	struct tool_engine *eng[E_CNT];
+	struct testbed_prog_src src = { .path = path, .raw_type = XBPF_PROG_XDP };
+	struct testbed_engine *eng[E_CNT];
 	uint8_t pkt[128];
 	FILE *f;
 
@@ -382,13 +381,13 @@ static void bench_synthetic(const char *workdir)
 	open_all("synthetic-hash", &src, eng);
 	print_row("synthetic-hash", "128B", eng, XBPF_PROG_XDP, pkt, sizeof(pkt));
 	for (int e = 0; e < E_CNT; e++)
-		tool_engine__close(eng[e]);
+		testbed_engine__close(eng[e]);
 }
 
 static void bench_balancer(const char *obj)
 {
-	struct tool_prog_src src = { .path = obj, .prog_name = "xlb_balancer" };
-	struct tool_engine *eng[E_CNT];
+	struct testbed_prog_src src = { .path = obj, .prog_name = "xlb_balancer" };
+	struct testbed_engine *eng[E_CNT];
 	uint8_t pkt[128];
 	uint32_t len;
 	FILE *f = fopen(obj, "rb");
@@ -401,13 +400,13 @@ static void bench_balancer(const char *obj)
 	open_all("xlb_balancer", &src, eng);
 	for (int e = 0; e < E_CNT; e++)
 		if (eng[e] && balancer_setup(eng[e])) {
-			printf("(xlb_balancer: %s map setup failed)\n", tool_engine_kind_name(kinds[e]));
-			eng[e] = tool_engine__close(eng[e]);
+			printf("(xlb_balancer: %s map setup failed)\n", testbed_engine_kind_name(kinds[e]));
+			eng[e] = testbed_engine__close(eng[e]);
 		}
 	len = balancer_packet(pkt);
 	print_row("xlb_balancer", "tcp_v4", eng, XBPF_PROG_XDP, pkt, len);
 	for (int e = 0; e < E_CNT; e++)
-		tool_engine__close(eng[e]);
+		testbed_engine__close(eng[e]);
 }
 
 int main(int argc, char **argv)
@@ -440,7 +439,7 @@ int main(int argc, char **argv)
 	}
 	if (repeat < 1 || rounds < 1)
 		return 2;
-	if (!kern_engine_available())
+	if (!testbed_kernel_available())
 		printf("(no kernel engine in this build: kernel column empty)\n");
 	printf("xbpf-bench-jit: ns/packet, best of %d rounds x %d runs; ratios from this run%s\n", rounds, repeat,
 	       like_kernel ? "; every engine timed as the kernel (test_run repeat, no restore)" : "");
