@@ -29,7 +29,7 @@
 
 #include "bench_path.h"
 #include "bench_report.h"
-#include "seed_lb.h"
+#include "testbed.h"
 #include "xlb_shared.h"
 
 enum { CASE_SEED, CASE_EST, CASE_SYN, CASE_NONVIP, CASE_CNT };
@@ -74,7 +74,7 @@ static void tcp4(struct pkt4 *p, const char *dst, uint16_t dport, uint8_t flags)
 }
 
 /* One VIP 192.0.2.10:80/tcp over three IPv4 reals, IPIP out, outer source from config. */
-static int setup_xlb(struct tool_engine *e)
+static int setup_xlb(struct testbed_engine *e)
 {
 	struct xlb_vip_key vk = { .port = htons(80), .proto = 6, .family = XLB_FAMILY_V4 };
 	struct xlb_vip_meta vm = { .vip_num = 0, .ring_half = 0 };
@@ -86,16 +86,16 @@ static int setup_xlb(struct tool_engine *e)
 	cfg.src4 = inet_addr("10.255.0.0");
 	for (i = 0; !err && i < XLB_RING_SIZE; i++) {
 		val = 1 + i % 3;
-		err = tool_engine__map_update(e, "xlb_rings", &i, &val);
+		err = testbed_engine__map_update(e, "xlb_rings", &i, &val);
 	}
 	for (i = 1; !err && i <= 3; i++) {
 		struct xlb_real r = { .family = XLB_FAMILY_V4 };
 
 		r.addr.v4 = htonl(0x0a000000 + i);
-		err = tool_engine__map_update(e, "xlb_reals", &i, &r);
+		err = testbed_engine__map_update(e, "xlb_reals", &i, &r);
 	}
-	err = err ?: tool_engine__map_update(e, "xlb_vips", &vk, &vm);
-	return err ?: tool_engine__map_update(e, "xlb_config", &zero, &cfg);
+	err = err ?: testbed_engine__map_update(e, "xlb_vips", &vk, &vm);
+	return err ?: testbed_engine__map_update(e, "xlb_config", &zero, &cfg);
 }
 
 #define EVENT(ev, n) { "xlb_event_stats", ev, offsetof(struct xlb_counter, packets), n }
@@ -110,34 +110,34 @@ static int setup_xlb(struct tool_engine *e)
 #define SEED_V2(key, n) { "stats", key, 0, n }
 
 struct engine_cases {
-	struct tool_engine *xlb, *seed;
+	struct testbed_engine *xlb, *seed;
 	struct bench_case c[CASE_CNT];
 };
 
 static struct pkt4 pkt_est, pkt_syn, pkt_nonvip;
 
 /* The four cases on one engine kind; a program that cannot open leaves its cases' engine NULL. */
-static void open_cases(enum tool_engine_kind kind, const char *balancer, const char *seed_obj,
+static void open_cases(enum testbed_engine_kind kind, const char *balancer, const char *seed_obj,
 		       struct engine_cases *ec)
 {
-	struct tool_prog_src xsrc = { .path = balancer, .prog_name = "xlb_balancer" };
-	struct tool_prog_src ssrc = { .path = seed_obj, .prog_name = "balancer_ingress" };
-	struct tool_engine_opts o = { 0 };
+	struct testbed_prog_src xsrc = { .path = balancer, .prog_name = "xlb_balancer" };
+	struct testbed_prog_src ssrc = { .path = seed_obj, .prog_name = "balancer_ingress" };
+	struct testbed_engine_opts o = { 0 };
 	const struct seed_lb_packet *pkts;
 
 	memset(ec, 0, sizeof(*ec));
-	if (tool_engine__open(kind, &xsrc, &o, &ec->xlb) || setup_xlb(ec->xlb))
-		ec->xlb = tool_engine__close(ec->xlb);
+	if (testbed_engine__open(kind, &xsrc, &o, &ec->xlb) || setup_xlb(ec->xlb))
+		ec->xlb = testbed_engine__close(ec->xlb);
 	if (seed_obj) {
 		/* our verifier may still disagree with the 2017 program: time it unverified then */
-		int err = tool_engine__open(kind, &ssrc, &o, &ec->seed);
+		int err = testbed_engine__open(kind, &ssrc, &o, &ec->seed);
 
 		if (err == -EACCES || err == -EINVAL) {
 			o.skip_verify = true;
-			err = tool_engine__open(kind, &ssrc, &o, &ec->seed);
+			err = testbed_engine__open(kind, &ssrc, &o, &ec->seed);
 		}
 		if (err || seed_lb_setup(ec->seed))
-			ec->seed = tool_engine__close(ec->seed);
+			ec->seed = testbed_engine__close(ec->seed);
 	}
 	seed_lb_packets(&pkts);
 	ec->c[CASE_SEED] = (struct bench_case){ .name = case_names[CASE_SEED], .engine = ec->seed,
@@ -156,8 +156,8 @@ static void open_cases(enum tool_engine_kind kind, const char *balancer, const c
 
 static void close_cases(struct engine_cases *ec)
 {
-	tool_engine__close(ec->xlb);
-	tool_engine__close(ec->seed);
+	testbed_engine__close(ec->xlb);
+	testbed_engine__close(ec->seed);
 }
 
 static const char *usage =
@@ -221,7 +221,7 @@ int main(int argc, char **argv)
 	printf("xlb-bench-balancer: BPF_PROG_TEST_RUN, %d rounds x %d runs, each on the named packet "
 	       "(restore subtracted), path checked by counters; CPU %d; cases interleaved\n",
 	       rounds, repeat, cpu);
-	open_cases(TOOL_ENGINE_KERNEL, balancer, seed_obj[0] ? seed_obj : NULL, &kern);
+	open_cases(TESTBED_ENGINE_KERNEL, balancer, seed_obj[0] ? seed_obj : NULL, &kern);
 	if (!kern.xlb) {
 		printf("SKIP: cannot load or set up %s in the kernel\n", balancer);
 		bench_path__close(bp);
@@ -251,8 +251,8 @@ int main(int argc, char **argv)
 			bench_report_row(stdout, json, &row);
 		}
 		/* userspace engines, each interleaved case by case with the kernel */
-		for (int k = TOOL_ENGINE_INTERP; k <= TOOL_ENGINE_JIT; k++) {
-			const char *kname = tool_engine_kind_name(k);
+		for (int k = TESTBED_ENGINE_INTERP; k <= TESTBED_ENGINE_JIT; k++) {
+			const char *kname = testbed_engine_kind_name(k);
 
 			if (!strstr(engines, kname))
 				continue;
@@ -268,7 +268,7 @@ int main(int argc, char **argv)
 				if (!pair[0].engine || !pair[1].engine)
 					continue;
 				/* fewer rounds for the slow interpreter would bias nothing: same count */
-				bench_path__interleave(bp, pair, 2, rounds, k == TOOL_ENGINE_INTERP ? repeat / 8 + 1 : repeat,
+				bench_path__interleave(bp, pair, 2, rounds, k == TESTBED_ENGINE_INTERP ? repeat / 8 + 1 : repeat,
 						       pns, perr, pwhy);
 				if (perr[0] || perr[1])
 					row.error = perr[1] ? pwhy[1] : pwhy[0];

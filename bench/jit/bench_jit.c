@@ -34,15 +34,14 @@
 
 #include "bench_path.h"
 #include "bench_report.h"
-#include "kernel_engine.h"
-#include "seed_lb.h"
+#include "testbed.h"
 #include "xlb_shared.h"
 
 #ifndef XLB_SEEDS_DIR
 #define XLB_SEEDS_DIR "../shared/seeds"
 #endif
 #ifndef XLB_SEED_SCRIPT
-#define XLB_SEED_SCRIPT "tests/seeds/build-seed-progs.py"
+#define XLB_SEED_SCRIPT "testbed/build-seed-progs.py"
 #endif
 #ifndef XLB_PRISTINE_OBJ
 #define XLB_PRISTINE_OBJ "bench/lib/pristine.bpf.o"
@@ -52,7 +51,7 @@
 #endif
 
 enum { E_INTERP, E_JIT, E_KERNEL, E_CNT };
-static const enum tool_engine_kind kinds[E_CNT] = { TOOL_ENGINE_INTERP, TOOL_ENGINE_JIT, TOOL_ENGINE_KERNEL };
+static const enum testbed_engine_kind kinds[E_CNT] = { TESTBED_ENGINE_INTERP, TESTBED_ENGINE_JIT, TESTBED_ENGINE_KERNEL };
 
 static int repeat = 4000, rounds = 15;
 static struct bench_path *bp;
@@ -79,7 +78,7 @@ static void ratio_cell(char *buf, size_t len, const struct bench_stats *s)
  * One row: the three engines interleaved round by round on one case (the
  * engines differ, the packet, expected action and counters do not).
  */
-static void print_row(const char *prog, const char *pkt, struct tool_engine *const eng[E_CNT],
+static void print_row(const char *prog, const char *pkt, struct testbed_engine *const eng[E_CNT],
 		      const struct bench_case *tmpl)
 {
 	struct bench_case cases[E_CNT];
@@ -98,7 +97,7 @@ static void print_row(const char *prog, const char *pkt, struct tool_engine *con
 	bench_path__interleave(bp, cases, E_CNT, rounds, repeat, ns, errs, whys);
 	for (int e = 0; e < E_CNT; e++) {
 		rows[e] = (struct bench_row){ .bench = "engines", .name = name, .unit = "ns/pkt",
-					      .engine = tool_engine_kind_name(kinds[e]) };
+					      .engine = testbed_engine_kind_name(kinds[e]) };
 		if (errs[e]) {
 			rows[e].error = whys[e];
 			snprintf(cells[e], sizeof(cells[e]), "-");
@@ -126,35 +125,35 @@ static void print_row(const char *prog, const char *pkt, struct tool_engine *con
 	       cells[E_KERNEL], rc[0], rc[1], rc[2]);
 	for (int e = 0; e < E_CNT; e++) {
 		if (errs[e] && eng[e])
-			printf("  (%s not measured: %s)\n", tool_engine_kind_name(kinds[e]), whys[e]);
+			printf("  (%s not measured: %s)\n", testbed_engine_kind_name(kinds[e]), whys[e]);
 		if (json && eng[e])
 			bench_report_row(NULL, json, &rows[e]);
 	}
 }
 
 /* Open prog in every engine; an engine missing or refusing it leaves NULL (and says why). */
-static void open_all(const char *label, const struct tool_prog_src *src, struct tool_engine *eng[E_CNT])
+static void open_all(const char *label, const struct testbed_prog_src *src, struct testbed_engine *eng[E_CNT])
 {
 	for (int e = 0; e < E_CNT; e++) {
-		struct tool_engine_opts o = { 0 };
-		int err = tool_engine__open(kinds[e], src, &o, &eng[e]);
+		struct testbed_engine_opts o = { 0 };
+		int err = testbed_engine__open(kinds[e], src, &o, &eng[e]);
 
 		if (err == -EACCES || err == -EINVAL) {
 			/* measure the engine even where our verifier still disagrees */
 			o.skip_verify = true;
-			err = tool_engine__open(kinds[e], src, &o, &eng[e]);
+			err = testbed_engine__open(kinds[e], src, &o, &eng[e]);
 			if (!err)
 				printf("(%s: %s runs unverified: our verifier rejects it)\n", label,
-				       tool_engine_kind_name(kinds[e]));
+				       testbed_engine_kind_name(kinds[e]));
 		}
 		if (err) {
-			printf("(%s: no %s engine: %s)\n", label, tool_engine_kind_name(kinds[e]), strerror(-err));
+			printf("(%s: no %s engine: %s)\n", label, testbed_engine_kind_name(kinds[e]), strerror(-err));
 			eng[e] = NULL;
 			continue;
 		}
-		if (kinds[e] == TOOL_ENGINE_JIT && xbpf_vm__engine(tool_engine__vm(eng[e])) != XBPF_ENGINE_JIT) {
+		if (kinds[e] == TESTBED_ENGINE_JIT && xbpf_vm__engine(testbed_engine__vm(eng[e])) != XBPF_ENGINE_JIT) {
 			printf("(%s: the JIT fell back to the interpreter)\n", label);
-			eng[e] = tool_engine__close(eng[e]);
+			eng[e] = testbed_engine__close(eng[e]);
 		}
 	}
 }
@@ -171,8 +170,8 @@ static void bench_seeds(const char *seeds_dir, const char *workdir)
 	seed_lb_packets(&pkts);
 	for (size_t i = 0; i < seed_lb_prog_cnt; i++) {
 		const struct seed_lb_prog *sp = &seed_lb_progs[i];
-		struct tool_engine *eng[E_CNT];
-		struct tool_prog_src src = { 0 };
+		struct testbed_engine *eng[E_CNT];
+		struct testbed_prog_src src = { 0 };
 		char path[4096];
 
 		snprintf(path, sizeof(path), "%s/%s.o", workdir, sp->name);
@@ -181,8 +180,8 @@ static void bench_seeds(const char *seeds_dir, const char *workdir)
 		open_all(sp->name, &src, eng);
 		for (int e = 0; e < E_CNT; e++)
 			if (eng[e] && seed_lb_setup(eng[e])) {
-				printf("(%s: %s map setup failed)\n", sp->name, tool_engine_kind_name(kinds[e]));
-				eng[e] = tool_engine__close(eng[e]);
+				printf("(%s: %s map setup failed)\n", sp->name, testbed_engine_kind_name(kinds[e]));
+				eng[e] = testbed_engine__close(eng[e]);
 			}
 		for (int p = 0; p < 2; p++) {
 			/* the seeds' path: the VIP counted, the LRU missed, a real picked from the ring */
@@ -196,12 +195,12 @@ static void bench_seeds(const char *seeds_dir, const char *workdir)
 			print_row(sp->name, p ? "pkt_v6" : "pkt_v4", eng, &c);
 		}
 		for (int e = 0; e < E_CNT; e++)
-			tool_engine__close(eng[e]);
+			testbed_engine__close(eng[e]);
 	}
 }
 
 /* One VIP 10.0.0.1:80/tcp, one real 10.1.0.1 in every ring slot, IPIP out. */
-static int balancer_setup(struct tool_engine *e)
+static int balancer_setup(struct testbed_engine *e)
 {
 	struct xlb_vip_key vk = { .port = htons(80), .proto = 6, .family = XLB_FAMILY_V4 };
 	struct xlb_vip_meta vm = { .vip_num = 0 };
@@ -213,11 +212,11 @@ static int balancer_setup(struct tool_engine *e)
 	vk.addr.v4 = inet_addr("10.0.0.1");
 	real.addr.v4 = inet_addr("10.1.0.1");
 	cfg.src4 = inet_addr("10.255.0.0");
-	err = tool_engine__map_update(e, "xlb_vips", &vk, &vm);
-	err = err ?: tool_engine__map_update(e, "xlb_reals", &key, &real);
-	err = err ?: tool_engine__map_update(e, "xlb_config", &zero, &cfg);
+	err = testbed_engine__map_update(e, "xlb_vips", &vk, &vm);
+	err = err ?: testbed_engine__map_update(e, "xlb_reals", &key, &real);
+	err = err ?: testbed_engine__map_update(e, "xlb_config", &zero, &cfg);
 	for (uint32_t slot = 0; slot < XLB_RING_SIZE && !err; slot++)
-		err = tool_engine__map_update(e, "xlb_rings", &slot, &key); /* VIP 0, half 0 */
+		err = testbed_engine__map_update(e, "xlb_rings", &slot, &key); /* VIP 0, half 0 */
 	return err;
 }
 
@@ -339,8 +338,8 @@ static void bench_synthetic(const char *workdir)
 	struct xbpf_insn insns[512];
 	size_t n = synthetic_prog(insns);
 	char path[4096];
-	struct tool_prog_src src = { .path = path, .raw_type = XBPF_PROG_XDP };
-	struct tool_engine *eng[E_CNT];
+	struct testbed_prog_src src = { .path = path, .raw_type = XBPF_PROG_XDP };
+	struct testbed_engine *eng[E_CNT];
 	uint8_t pkt[128];
 	FILE *f;
 
@@ -363,13 +362,13 @@ static void bench_synthetic(const char *workdir)
 		print_row("synthetic-hash", "128B", eng, &c);
 	}
 	for (int e = 0; e < E_CNT; e++)
-		tool_engine__close(eng[e]);
+		testbed_engine__close(eng[e]);
 }
 
 static void bench_balancer(const char *obj)
 {
-	struct tool_prog_src src = { .path = obj, .prog_name = "xlb_balancer" };
-	struct tool_engine *eng[E_CNT];
+	struct testbed_prog_src src = { .path = obj, .prog_name = "xlb_balancer" };
+	struct testbed_engine *eng[E_CNT];
 	uint8_t pkt[128];
 	uint32_t len;
 	FILE *f = fopen(obj, "rb");
@@ -382,8 +381,8 @@ static void bench_balancer(const char *obj)
 	open_all("xlb_balancer", &src, eng);
 	for (int e = 0; e < E_CNT; e++)
 		if (eng[e] && balancer_setup(eng[e])) {
-			printf("(xlb_balancer: %s map setup failed)\n", tool_engine_kind_name(kinds[e]));
-			eng[e] = tool_engine__close(eng[e]);
+			printf("(xlb_balancer: %s map setup failed)\n", testbed_engine_kind_name(kinds[e]));
+			eng[e] = testbed_engine__close(eng[e]);
 		}
 	len = balancer_packet(pkt);
 	{
@@ -396,7 +395,7 @@ static void bench_balancer(const char *obj)
 		print_row("xlb_balancer", "est_v4", eng, &c);
 	}
 	for (int e = 0; e < E_CNT; e++)
-		tool_engine__close(eng[e]);
+		testbed_engine__close(eng[e]);
 }
 
 int main(int argc, char **argv)

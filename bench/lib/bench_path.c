@@ -84,16 +84,16 @@ int bench_path_pin_cpu(void)
 }
 
 /* Sum of a case's counter over CPUs. */
-static int counter_read(struct tool_engine *e, const struct bench_counter *ctr, uint64_t *ret)
+static int counter_read(struct testbed_engine *e, const struct bench_counter *ctr, uint64_t *ret)
 {
-	int cnt = tool_engine__map_value_cnt(e, ctr->map), err;
+	int cnt = testbed_engine__map_value_cnt(e, ctr->map), err;
 	struct xbpf_map_spec spec;
 	uint8_t *vals;
 	size_t stride;
 
 	if (cnt < 0)
 		return cnt;
-	err = tool_engine__map_spec(e, ctr->map, &spec);
+	err = testbed_engine__map_spec(e, ctr->map, &spec);
 	if (err)
 		return err;
 	if (ctr->off + 8 > spec.value_size)
@@ -102,7 +102,7 @@ static int counter_read(struct tool_engine *e, const struct bench_counter *ctr, 
 	vals = calloc((size_t)cnt, stride);
 	if (!vals)
 		return -ENOMEM;
-	err = tool_engine__map_lookup(e, ctr->map, &ctr->key, vals);
+	err = testbed_engine__map_lookup(e, ctr->map, &ctr->key, vals);
 	*ret = 0;
 	for (int i = 0; !err && i < cnt; i++) {
 		uint64_t v;
@@ -166,7 +166,7 @@ static int kernel_time(struct bench_path *bp, const struct bench_case *c, int re
 		       uint32_t *ret_retval)
 {
 	struct bench_frame frame = { .len = c->len };
-	int target = tool_engine__kernel_prog_fd(c->engine);
+	int target = testbed_engine__kernel_prog_fd(c->engine);
 	uint32_t key = 0, t_null, t_prog, rv_null;
 	int err;
 
@@ -236,7 +236,7 @@ static double user_loop(struct xbpf_vm *vm, struct xbpf_run_ctx *ctx, int repeat
  */
 static int user_time(const struct bench_case *c, int repeat, double *ret_ns, uint32_t *ret_retval)
 {
-	struct xbpf_vm *vm = tool_engine__vm(c->engine), *null_vm;
+	struct xbpf_vm *vm = testbed_engine__vm(c->engine), *null_vm;
 	XBPF_OPTS(xbpf_test_run_opts, opts, .data_in = c->pkt, .data_size_in = c->len);
 	struct xbpf_run_ctx *ctx = NULL;
 	struct xbpf_object *null_obj;
@@ -252,7 +252,7 @@ static int user_time(const struct bench_case *c, int repeat, double *ret_ns, uin
 	err = xbpf_run_ctx__new(XBPF_PROG_XDP, &opts, &ctx);
 	if (err)
 		goto out;
-	xbpf_set_cpu(0); /* the CPU tool_engine__test_run() (the warm-up run) uses */
+	xbpf_set_cpu(0); /* the CPU testbed_engine__test_run() (the warm-up run) uses */
 	t_null = user_loop(null_vm, ctx, repeat, &null_r0);
 	t_prog = user_loop(vm, ctx, repeat, &r0);
 	xbpf_run_ctx__free(ctx);
@@ -269,7 +269,7 @@ out:
 static int in_place_time(const struct bench_case *c, int repeat, double *ret_ns, uint32_t *ret_retval)
 {
 	XBPF_OPTS(xbpf_test_run_opts, opts, .data_in = c->pkt, .data_size_in = c->len, .repeat = repeat);
-	int err = tool_engine__test_run(c->engine, &opts);
+	int err = testbed_engine__test_run(c->engine, &opts);
 
 	*ret_ns = opts.duration;
 	*ret_retval = opts.retval;
@@ -294,7 +294,7 @@ int bench_path__time(struct bench_path *bp, const struct bench_case *c, int repe
 	}
 	if (c->type && c->type != XBPF_PROG_XDP)
 		err = in_place_time(c, repeat, ret_ns, &retval);
-	else if (tool_engine__kind(c->engine) == TOOL_ENGINE_KERNEL)
+	else if (testbed_engine__kind(c->engine) == TESTBED_ENGINE_KERNEL)
 		err = kernel_time(bp, c, repeat, ret_ns, &retval);
 	else
 		err = user_time(c, repeat, ret_ns, &retval);
@@ -322,7 +322,7 @@ void bench_path__interleave(struct bench_path *bp, const struct bench_case *case
 			snprintf(whys[i], BENCH_WHY_MAX, "%s: program not available", cases[i].name);
 			continue;
 		}
-		errs[i] = tool_engine__test_run(cases[i].engine, &warm);
+		errs[i] = testbed_engine__test_run(cases[i].engine, &warm);
 		snprintf(whys[i], BENCH_WHY_MAX, "%s: %s", cases[i].name, errs[i] ? strerror(-errs[i]) : "");
 	}
 	for (int r = 0; r < rounds; r++)

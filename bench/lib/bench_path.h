@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tool_engine.h"
+#include "testbed.h"
 
 /*
  * A counter that proves the path: the u64 at byte `off` of entry `key` of
@@ -40,7 +40,7 @@ struct bench_counter {
 
 struct bench_case {
 	const char *name;
-	struct tool_engine *engine;
+	struct testbed_engine *engine;
 	const uint8_t *pkt;
 	uint32_t len;
 	uint32_t retval; /* the action the named path ends in */
