@@ -185,17 +185,6 @@ static __noinline int xlb_decap_xdp_strip(struct xdp_md *ctx, struct xlb_pkt *pk
 	return XDP_PASS;
 }
 
-static __always_inline int xlb_decap_verdict(__u32 reason, int pass, int drop)
-{
-	switch (reason) {
-#define XLB_REASON_VERDICT(sym, val, name, action) \
-	case val: return action[0] == 'p' ? pass : drop;
-	XLB_REASONS(XLB_REASON_VERDICT)
-#undef XLB_REASON_VERDICT
-	}
-	return drop;
-}
-
 SEC("xdp")
 int xlb_decap_xdp(struct xdp_md *ctx)
 {
@@ -206,7 +195,7 @@ int xlb_decap_xdp(struct xdp_md *ctx)
 	if (ret >= 0)
 		return ret;
 	xlb_decap_count(-ret, pkt.frame_len, 0);
-	return xlb_decap_verdict(-ret, XDP_PASS, XDP_DROP);
+	return xlb_reason_verdict(-ret, XDP_PASS, XDP_DROP);
 }
 
 static __noinline int xlb_decap_tc_strip(struct __sk_buff *skb, struct xlb_pkt *pkt)
@@ -249,5 +238,5 @@ int xlb_decap_tc(struct __sk_buff *skb)
 	if (ret >= 0)
 		return ret;
 	xlb_decap_count(-ret, pkt.frame_len, 0);
-	return xlb_decap_verdict(-ret, TC_ACT_OK, TC_ACT_SHOT);
+	return xlb_reason_verdict(-ret, TC_ACT_OK, TC_ACT_SHOT);
 }

@@ -25,7 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tool_engine.h"
+#include "testbed.h"
 #include "xbpf_verifier.h"
 
 #define MAX_MAPS 64
@@ -50,7 +50,7 @@ struct cli_cfg {
 	const char *data_out;
 	const char *ctx_in;
 	int repeat;
-	enum tool_engine_kind engine;
+	enum testbed_engine_kind engine;
 	int log_level;
 	bool skip_verify;
 };
@@ -241,7 +241,7 @@ static int set_opt(struct cli_cfg *cfg, const struct cli_opt *o, const char *val
 	case OPT_MAP:
 		return parse_map(cfg, val);
 	case OPT_ENGINE:
-		return tool_engine_kind_from_name(val, field);
+		return testbed_engine_kind_from_name(val, field);
 	}
 	return -EINVAL;
 }
@@ -484,18 +484,18 @@ static int cmd_disasm(struct cli_cfg *cfg)
 
 static int cmd_run(struct cli_cfg *cfg)
 {
-	struct tool_prog_src src = {
+	struct testbed_prog_src src = {
 		.path = cfg->positional[0],
 		.prog_name = cfg->prog,
 		.raw_type = cfg->type,
 		.maps = cfg->maps,
 		.map_cnt = cfg->map_cnt,
 	};
-	struct tool_engine_opts eopts = { .skip_verify = cfg->skip_verify, .log_level = 1 };
+	struct testbed_engine_opts eopts = { .skip_verify = cfg->skip_verify, .log_level = 1 };
 	XBPF_OPTS(xbpf_test_run_opts, opts, .repeat = cfg->repeat ? cfg->repeat : 1);
 	void *data = NULL, *ctx = NULL, *out = NULL;
 	size_t data_len = 0, ctx_len = 0, out_cap;
-	struct tool_engine *e = NULL;
+	struct testbed_engine *e = NULL;
 	char log[16384] = "";
 	int err, status = EXIT_USAGE;
 
@@ -521,10 +521,10 @@ static int cmd_run(struct cli_cfg *cfg)
 
 	eopts.log_buf = log;
 	eopts.log_size = sizeof(log);
-	err = tool_engine__open(cfg->engine, &src, &eopts, &e);
+	err = testbed_engine__open(cfg->engine, &src, &eopts, &e);
 	if (err) {
 		fprintf(stderr, "xbpf: %s engine cannot load %s: %s\n%s",
-			tool_engine_kind_name(cfg->engine), src.path, strerror(-err), log);
+			testbed_engine_kind_name(cfg->engine), src.path, strerror(-err), log);
 		status = err == -EACCES || err == -EINVAL ? EXIT_FAIL : EXIT_USAGE;
 		goto out;
 	}
@@ -534,14 +534,14 @@ static int cmd_run(struct cli_cfg *cfg)
 	opts.data_size_out = out_cap;
 	opts.ctx_in = ctx;
 	opts.ctx_size_in = ctx_len;
-	err = tool_engine__test_run(e, &opts);
+	err = testbed_engine__test_run(e, &opts);
 	if (err) {
 		fprintf(stderr, "xbpf: test run failed: %s\n", strerror(-err));
 		status = EXIT_FAIL;
 		goto out;
 	}
 	printf("engine %s\nretval %u (0x%x)\ndata_out %u bytes\nduration %u ns/run (%d runs)\n",
-	       tool_engine_kind_name(cfg->engine), opts.retval, opts.retval, opts.data_size_out,
+	       testbed_engine_kind_name(cfg->engine), opts.retval, opts.retval, opts.data_size_out,
 	       opts.duration, opts.repeat);
 	status = EXIT_OK;
 	if (cfg->data_out) {
@@ -555,7 +555,7 @@ static int cmd_run(struct cli_cfg *cfg)
 			status = EXIT_FAIL;
 	}
 out:
-	tool_engine__close(e);
+	testbed_engine__close(e);
 	free(data);
 	free(ctx);
 	free(out);
@@ -822,9 +822,9 @@ static int cmd_conformance(struct cli_cfg *cfg)
 	uint64_t r0;
 	int status = EXIT_FAIL;
 
-	if (cfg->engine == TOOL_ENGINE_KERNEL)
+	if (cfg->engine == TESTBED_ENGINE_KERNEL)
 		return err_usage(&commands[5], "conformance-plugin runs interp or jit");
-	vm_opts.engine = cfg->engine == TOOL_ENGINE_JIT ? XBPF_ENGINE_JIT : XBPF_ENGINE_INTERP;
+	vm_opts.engine = cfg->engine == TESTBED_ENGINE_JIT ? XBPF_ENGINE_JIT : XBPF_ENGINE_INTERP;
 	text = read_stream(stdin);
 	if (!text || parse_hex(text, &code, &code_len) || !code_len || code_len % XBPF_INSN_SIZE) {
 		fprintf(stderr, "xbpf: program on stdin must be hex bytes, 8 per instruction\n");
@@ -880,7 +880,7 @@ int main(int argc, char **argv)
 {
 	struct cli_cfg cfg = {
 		.type = XBPF_PROG_XDP,
-		.engine = TOOL_ENGINE_INTERP,
+		.engine = TESTBED_ENGINE_INTERP,
 		.log_level = 1,
 	};
 	size_t i;

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "libxbpf_internal.h"
 #include "tnum.h"
 #include "xbpf_verifier.h"
 
