@@ -138,10 +138,9 @@ int xv_check_alu(struct xv_env *env, const struct xbpf_insn *insn)
 		err = xv_check_reg_arg(env, insn->dst_reg, SRC_OP);
 		if (err)
 			return err;
-		if (is_pointer(dst)) {
-			xv_err(env, "R%d pointer arithmetic prohibited\n", insn->dst_reg);
-			return -EACCES;
-		}
+		/* Privileged: a negated or byte-swapped pointer is just a number. */
+		if (is_pointer(dst))
+			return xv_check_reg_arg(env, insn->dst_reg, DST_OP);
 		err = xv_check_reg_arg(env, insn->dst_reg, DST_OP_NO_MARK);
 		if (err)
 			return err;

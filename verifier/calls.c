@@ -58,63 +58,36 @@ static int check_size_arg(struct xv_env *env, int regno, bool zero_ok, uint64_t 
 	return 0;
 }
 
-/* size bytes at the pointer in regno, read (or written when `write`) by a helper. */
-static int check_helper_mem(struct xv_env *env, int regno, int size, bool write, bool zero_ok)
+/*
+ * size bytes at the pointer in regno, read by a helper, or written when
+ * `write` (check_helper_mem_access()).  *raw_regno is set when the helper
+ * fills uninitialized stack at a constant offset, so the caller marks the
+ * bytes written once the call is done.
+ */
+static int check_helper_mem(struct xv_env *env, int regno, int size, bool write, bool zero_ok,
+			    bool raw_mode, int *raw_regno)
 {
 	struct xv_reg *reg = &cur_regs(env)[regno];
 
-	if (size == 0 && zero_ok)
-		return 0;
-	if (size == 0) {
-		xv_err(env, "invalid zero-sized read\n");
-		return -EACCES;
-	}
 	switch (reg->type) {
 	case PTR_TO_PACKET:
 	case PTR_TO_PACKET_META:
-		return xv_check_packet_access(env, regno, 0, size);
+		return xv_check_packet_access(env, regno, reg->off, size, zero_ok);
 	case PTR_TO_MAP_VALUE:
-		return xv_check_map_access(env, regno, 0, size);
-	case PTR_TO_STACK: {
-		struct xv_func_state *f = env->cur->frame[reg->frameno];
-		int off;
-
-		if (!tnum_is_const(reg->var_off)) {
-			char tn[48];
-
-			tnum_strn(tn, sizeof(tn), reg->var_off);
-			xv_err(env, "R%d variable stack access prohibited for !root, var_off=%s\n",
-			       regno, tn);
+		if (xv_check_map_access_type(env, regno, reg->off, size, write))
 			return -EACCES;
-		}
-		off = reg->off + (int)reg->var_off.value;
-		if (off < -XBPF_STACK_SIZE || off + size > 0) {
-			xv_err(env, "invalid%s stack R%d off=%d size=%d\n", write ? " write to" : " read from",
-			       regno, off, size);
-			return -EACCES;
-		}
-		if (xv_grow_stack(f, off))
-			return -EACCES;
-		xv_update_stack_depth(env, f, off);
-		for (int i = 0; i < size; i++) {
-			uint8_t *t = xv_slot_byte(f, off + i);
-			struct xv_stack_slot *slot = &f->stack[(-(off + i) - 1) / XV_SLOT];
-
-			if (write) {
-				if (*t == STACK_SPILL) {
-					for (int b = 0; b < XV_SLOT; b++)
-						slot->slot_type[b] = STACK_MISC;
-					mark_not_init(&slot->spilled);
-				}
-				*t = STACK_MISC;
-			}
-			/* Reads of uninitialized bytes are fine for a privileged loader. */
-		}
-		return 0;
-	}
+		return xv_check_map_access(env, regno, reg->off, size, zero_ok);
+	case PTR_TO_STACK:
+		if (raw_mode && tnum_is_const(reg->var_off) && raw_regno)
+			*raw_regno = regno;
+		return xv_check_stack_range(env, regno, reg->off, size, zero_ok, write,
+					    raw_mode && tnum_is_const(reg->var_off));
 	default:
-		xv_err(env, "R%d type=%s expected=fp, pkt, pkt_meta, map_value\n", regno,
-		       xv_reg_type_str(reg->type));
+		/* Zero bytes from NULL are fine, whatever the pointer type. */
+		if (zero_ok && size == 0 && reg->type == SCALAR_VALUE && xv_reg_is_const(reg) &&
+		    reg->var_off.value == 0)
+			return 0;
+		xv_err(env, "R%d type=%s expected=fp\n", regno, xv_reg_type_str(reg->type));
 		return -EACCES;
 	}
 }
@@ -170,7 +143,7 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 	struct xv_reg *regs = cur_regs(env);
 	const struct xbpf_map_spec *map = NULL;
 	int32_t map_idx = -1;
-	int err;
+	int err, raw_regno = -1, raw_size = 0;
 
 	if (!p) {
 		xv_err(env, "invalid func unknown#%d\n", insn->imm);
@@ -212,7 +185,7 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 			}
 			err = check_helper_mem(env, regno,
 					       at == XBPF_ARG_PTR_TO_MAP_KEY ? map->key_size : map->value_size,
-					       false, false);
+					       false, false, false, NULL);
 			if (err)
 				return err;
 			break;
@@ -251,7 +224,11 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 					return -EACCES;
 				}
 				err = check_helper_mem(env, regno - 1, (int)umax,
-						       prev == XBPF_ARG_PTR_TO_UNINIT_MEM, zero_ok);
+						       prev == XBPF_ARG_PTR_TO_UNINIT_MEM, zero_ok,
+						       prev == XBPF_ARG_PTR_TO_UNINIT_MEM &&
+						       tnum_is_const(regs[regno].var_off),
+						       &raw_regno);
+				raw_size = (int)umax;
 				if (err)
 					return err;
 			}
@@ -274,6 +251,12 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 	}
 	if (map) {
 		err = check_map_func_compat(env, map, p);
+		if (err)
+			return err;
+	}
+	/* Uninitialized stack the helper filled is data now, byte by byte as the kernel does. */
+	for (int i = 0; raw_regno >= 0 && i < raw_size; i++) {
+		err = xv_check_mem_access(env, raw_regno, i, 1, true, -1, false, false);
 		if (err)
 			return err;
 	}

@@ -13,142 +13,241 @@
 
 #include "verifier_impl.h"
 
+
 /* ---- memory access ----------------------------------------------------- */
 
-int xv_check_map_access(struct xv_env *env, int regno, int off, int size)
-{
-	struct xv_reg *reg = &cur_regs(env)[regno];
-	uint32_t vs = reg->map ? reg->map->value_size : 0;
+#define XBPF_F_RDONLY_PROG (1u << 7)
+#define XBPF_F_WRONLY_PROG (1u << 8)
 
-	off += reg->off;
+/* __check_mem_access(): [off, off + size) inside [0, mem_size). */
+static int mem_in_bounds(struct xv_env *env, int regno, int off, int size, uint32_t mem_size,
+			 bool zero_ok)
+{
+	const struct xv_reg *reg = &cur_regs(env)[regno];
+	bool size_ok = size > 0 || (size == 0 && zero_ok);
+
+	if (off >= 0 && size_ok && (uint64_t)off + size <= mem_size)
+		return 0;
+	if (reg->type == PTR_TO_MAP_VALUE)
+		xv_err(env, "invalid access to map value, value_size=%u off=%d size=%d\n", mem_size, off,
+		       size);
+	else if (reg->type == PTR_TO_PACKET || reg->type == PTR_TO_PACKET_META ||
+		 reg->type == PTR_TO_PACKET_END)
+		xv_err(env, "invalid access to packet, off=%d size=%d, R%d(id=%u,off=%d,r=%u)\n", off,
+		       size, regno, reg->id, off, mem_size);
+	else
+		xv_err(env, "invalid access to memory, mem_size=%u off=%d size=%d\n", mem_size, off, size);
+	return -EACCES;
+}
+
+/* check_mem_region_access(): every offset the register's bounds allow. */
+static int mem_region_access(struct xv_env *env, int regno, int off, int size, uint32_t mem_size,
+			     bool zero_ok)
+{
+	const struct xv_reg *reg = &cur_regs(env)[regno];
+	int err;
+
 	if (reg->smin_value < 0 &&
-	    (reg->smin_value == INT64_MIN || (off + reg->smin_value != (int32_t)(off + reg->smin_value)) ||
-	     off + reg->smin_value < 0)) {
+	    (reg->smin_value == INT64_MIN || off + reg->smin_value != (int32_t)(off + reg->smin_value) ||
+	     reg->smin_value + off < 0)) {
 		xv_err(env, "R%d min value is negative, either use unsigned index or do a if (index >=0) check.\n",
 		       regno);
 		return -EACCES;
 	}
-	if (off + reg->smin_value < 0 || (uint64_t)(off + reg->smin_value) + size > vs) {
-		xv_err(env, "invalid access to map value, value_size=%u off=%lld size=%d\n", vs,
-		       (long long)(off + reg->smin_value), size);
-		return -EACCES;
+	err = mem_in_bounds(env, regno, (int)(reg->smin_value + off), size, mem_size, zero_ok);
+	if (err) {
+		xv_err(env, "R%d min value is outside of the allowed memory range\n", regno);
+		return err;
 	}
 	if (reg->umax_value >= MAX_VAR_OFF) {
 		xv_err(env, "R%d unbounded memory access, make sure to bounds check any such access\n",
 		       regno);
 		return -EACCES;
 	}
-	if ((uint64_t)off + reg->umax_value + size > vs) {
-		xv_err(env, "invalid access to map value, value_size=%u off=%lld size=%d\n", vs,
-		       (long long)(off + reg->umax_value), size);
+	err = mem_in_bounds(env, regno, (int)(reg->umax_value + off), size, mem_size, zero_ok);
+	if (err) {
+		xv_err(env, "R%d max value is outside of the allowed memory range\n", regno);
+		return err;
+	}
+	return 0;
+}
+
+int xv_check_map_access(struct xv_env *env, int regno, int off, int size, bool zero_ok)
+{
+	const struct xv_reg *reg = &cur_regs(env)[regno];
+
+	return mem_region_access(env, regno, off, size, reg->map ? reg->map->value_size : 0, zero_ok);
+}
+
+/* BPF_F_RDONLY_PROG / BPF_F_WRONLY_PROG maps (check_map_access_type()). */
+int xv_check_map_access_type(struct xv_env *env, int regno, int off, int size, bool write)
+{
+	const struct xbpf_map_spec *map = cur_regs(env)[regno].map;
+	uint32_t flags = map ? map->map_flags : 0;
+
+	if (write && (flags & XBPF_F_RDONLY_PROG)) {
+		xv_err(env, "write into map forbidden, value_size=%u off=%d size=%d\n", map->value_size,
+		       off, size);
+		return -EACCES;
+	}
+	if (!write && !(flags & XBPF_F_RDONLY_PROG) && (flags & XBPF_F_WRONLY_PROG)) {
+		xv_err(env, "read from map forbidden, value_size=%u off=%d size=%d\n", map->value_size,
+		       off, size);
 		return -EACCES;
 	}
 	return 0;
 }
 
-int xv_check_packet_access(struct xv_env *env, int regno, int off, int size)
+int xv_check_packet_access(struct xv_env *env, int regno, int off, int size, bool zero_ok)
 {
-	struct xv_reg *reg = &cur_regs(env)[regno];
+	const struct xv_reg *reg = &cur_regs(env)[regno];
+	int err;
 
 	if (reg->smin_value < 0) {
 		xv_err(env, "R%d min value is negative, either use unsigned index or do a if (index >=0) check.\n",
 		       regno);
 		return -EACCES;
 	}
-	off += reg->off;
-	if (off < 0 || size > reg->range || off > reg->range - size) {
-		xv_err(env, "invalid access to packet, off=%d size=%d, R%d(id=%u,off=%d,r=%d)\n", off,
-		       size, regno, reg->id, off, reg->range);
+	err = reg->range < 0 ? -EINVAL : mem_in_bounds(env, regno, off, size, (uint32_t)reg->range, zero_ok);
+	if (err) {
 		xv_err(env, "R%d offset is outside of the packet\n", regno);
+		return err;
+	}
+	return 0;
+}
+
+/* __check_ptr_off_reg(): a pointer used as it came, at most with a fixed offset. */
+int xv_check_ptr_off_reg(struct xv_env *env, const struct xv_reg *reg, int regno, bool fixed_off_ok)
+{
+	const char *t = xv_reg_type_str(reg->type);
+	char tn[48];
+
+	if (reg->off < 0) {
+		xv_err(env, "negative offset %s ptr R%d off=%d disallowed\n", t, regno, reg->off);
 		return -EACCES;
 	}
-	if (reg->umax_value + off > MAX_PACKET_OFF) {
-		xv_err(env, "R%d unbounded memory access, make sure to bounds check any such access\n",
-		       regno);
+	if (!fixed_off_ok && reg->off) {
+		xv_err(env, "dereference of modified %s ptr R%d off=%d disallowed\n", t, regno, reg->off);
+		return -EACCES;
+	}
+	if (!tnum_is_const(reg->var_off) || reg->var_off.value) {
+		tnum_strn(tn, sizeof(tn), reg->var_off);
+		xv_err(env, "variable %s access var_off=%s disallowed\n", t, tn);
+		return -EACCES;
+	}
+	return 0;
+}
+
+static void tnum_str_or_const(char *buf, size_t size, struct tnum t)
+{
+	if (tnum_is_const(t))
+		snprintf(buf, size, "%" PRId64, (int64_t)t.value);
+	else
+		tnum_strn(buf, size, t);
+}
+
+/* check_ptr_alignment(): the stack always, the rest in strict mode (packets as if NET_IP_ALIGN 2). */
+int xv_check_ptr_alignment(struct xv_env *env, const struct xv_reg *reg, int off, int size,
+			   bool strict_once)
+{
+	bool strict = env->strict_alignment || strict_once;
+	const char *desc = "";
+	struct tnum at;
+	char tn[48];
+
+	switch (reg->type) {
+	case PTR_TO_PACKET:
+	case PTR_TO_PACKET_META:
+		if (!strict || size == 1)
+			return 0;
+		at = tnum_add(reg->var_off, tnum_const((uint64_t)(int64_t)(2 + reg->off + off)));
+		if (!tnum_is_aligned(at, size)) {
+			tnum_str_or_const(tn, sizeof(tn), reg->var_off);
+			xv_err(env, "misaligned packet access off %d+%s+%d+%d size %d\n", 2, tn, reg->off,
+			       off, size);
+			return -EACCES;
+		}
+		return 0;
+	case PTR_TO_MAP_VALUE:
+		desc = "value ";
+		break;
+	case PTR_TO_CTX:
+		desc = "context ";
+		break;
+	case PTR_TO_STACK:
+		desc = "stack ";
+		strict = true;
+		break;
+	default:
+		break;
+	}
+	if (!strict || size == 1)
+		return 0;
+	at = tnum_add(reg->var_off, tnum_const((uint64_t)(int64_t)(reg->off + off)));
+	if (!tnum_is_aligned(at, size)) {
+		tnum_str_or_const(tn, sizeof(tn), reg->var_off);
+		xv_err(env, "misaligned %saccess off %s+%d+%d size %d\n", desc, tn, reg->off, off, size);
 		return -EACCES;
 	}
 	return 0;
 }
 
 /*
- * Load or store of size bytes at regs[regno]+off.  value_regno: register
- * loaded into (read) or stored (write, -1 for an immediate).
+ * Load or store of size bytes at regs[regno]+off (check_mem_access()).
+ * value_regno: the register loaded into (read) or stored (write); -1 for
+ * an immediate store or an access that only probes (atomics).
  */
-static int check_mem_access(struct xv_env *env, int regno, int off, int size, bool write,
-			    int value_regno, bool imm_zero)
+int xv_check_mem_access(struct xv_env *env, int regno, int off, int size, bool write, int value_regno,
+			bool strict_once, bool is_ldsx)
 {
 	struct xv_reg *regs = cur_regs(env);
 	struct xv_reg *reg = &regs[regno];
-	struct xv_reg loaded;
-	const struct xv_reg *value = (write && value_regno >= 0) ? &regs[value_regno] : NULL;
-	int err = 0;
+	int err;
 
-	xv_mark_unknown(&loaded);
+	err = xv_check_ptr_alignment(env, reg, off, size, strict_once);
+	if (err)
+		return err;
+	off += reg->off;
 	switch (reg->type) {
 	case PTR_TO_MAP_VALUE:
-		err = xv_check_map_access(env, regno, off, size);
-		if (!err && !write)
-			xv_coerce_reg_to_size(&loaded, size);
+		err = xv_check_map_access_type(env, regno, off, size, write);
+		err = err ?: xv_check_map_access(env, regno, off, size, false);
+		if (!err && !write && value_regno >= 0)
+			xv_mark_unknown(&regs[value_regno]);
 		break;
 	case PTR_TO_CTX: {
 		enum xv_reg_type t;
 
-		if (reg->off || !tnum_equals_const(reg->var_off, 0)) {
-			if (!tnum_is_const(reg->var_off)) {
-				char tn[48];
-
-				tnum_strn(tn, sizeof(tn), reg->var_off);
-				xv_err(env, "variable ctx access var_off=%s disallowed\n", tn);
-				return -EACCES;
-			}
-			xv_err(env, "dereference of modified ctx ptr R%d off=%d disallowed\n", regno,
-			       reg->off + (int)reg->var_off.value);
-			return -EACCES;
-		}
-		err = xv_check_ctx_access(env, off, size, write, &t);
-		if (!err && !write) {
-			if (t == SCALAR_VALUE) {
-				xv_coerce_reg_to_size(&loaded, size);
-			} else {
-				mark_ptr(&loaded, t);
-			}
-		}
-		break;
-	}
-	case PTR_TO_STACK: {
-		struct xv_func_state *f = env->cur->frame[reg->frameno];
-		int soff, smax;
-
-		err = xv_check_stack_ptr_off(env, regno, reg, off, size, write, &soff, &smax);
-		if (err < 0)
+		err = xv_check_ptr_off_reg(env, reg, regno, false);
+		if (err)
 			return err;
-		if (err == 1) {
-			/* Variable offset: writes scrub the range, reads give a number. */
-			if (write) {
-				err = xv_stack_write_var(env, f, soff, smax, size);
-			} else {
-				xv_update_stack_depth(env, f, soff);
-				xv_coerce_reg_to_size(&loaded, size);
-				err = 0;
-			}
-		} else if (write)
-			err = xv_stack_write(env, f, regno, soff, size, value,
-					     value ? (value->type == SCALAR_VALUE &&
-					     tnum_equals_const(value->var_off, 0))
-						: imm_zero);
-		else
-			err = xv_stack_read(env, f, soff, size, &loaded);
+		err = xv_check_ctx_access(env, off, size, write, &t);
+		if (!err && !write && value_regno >= 0) {
+			if (t == SCALAR_VALUE)
+				xv_mark_unknown(&regs[value_regno]);
+			else
+				mark_ptr(&regs[value_regno], t);
+		}
 		break;
 	}
+	case PTR_TO_STACK:
+		err = xv_stack_bounds(env, regno, off, size, write);
+		if (err)
+			return err;
+		if (write)
+			err = xv_stack_write(env, regno, off, size, value_regno);
+		else
+			err = xv_stack_read(env, regno, off, size, value_regno);
+		break;
 	case PTR_TO_PACKET:
 	case PTR_TO_PACKET_META:
 		if (write && !xv_prog_may_access_pkt(env->type, true)) {
 			xv_err(env, "cannot write into packet\n");
 			return -EACCES;
 		}
-		err = xv_check_packet_access(env, regno, off, size);
-		if (!err && !write)
-			xv_coerce_reg_to_size(&loaded, size);
+		err = xv_check_packet_access(env, regno, off, size, false);
+		if (!err && !write && value_regno >= 0)
+			xv_mark_unknown(&regs[value_regno]);
 		break;
 	default:
 		xv_err(env, "R%d invalid mem access '%s'\n", regno, xv_reg_type_str(reg->type));
@@ -157,8 +256,33 @@ static int check_mem_access(struct xv_env *env, int regno, int off, int size, bo
 	if (err)
 		return err;
 	if (!write && value_regno >= 0) {
-		loaded.written = true;
-		regs[value_regno] = loaded;
+		struct xv_reg *dst = &regs[value_regno];
+
+		dst->written = true;
+		if (size < XV_SLOT && dst->type == SCALAR_VALUE) {
+			if (is_ldsx)
+				xv_coerce_reg_to_size_sx(dst, size);
+			else
+				xv_coerce_reg_to_size(dst, size);
+		}
+	}
+	return 0;
+}
+
+/*
+ * The kernel rejects one instruction used through the context on one path
+ * and through another pointer on another (save_aux_ptr_type()): its
+ * rewrite of context accesses is per instruction.
+ */
+static int save_aux_ptr_type(struct xv_env *env, enum xv_reg_type type)
+{
+	enum xv_reg_type *prev = &env->aux[env->insn_idx].ptr_type;
+
+	if (*prev == NOT_INIT)
+		*prev = type;
+	else if (type != *prev && (type == PTR_TO_CTX || *prev == PTR_TO_CTX)) {
+		xv_err(env, "same insn cannot be used with different pointers\n");
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -167,31 +291,29 @@ int xv_check_ldx(struct xv_env *env, const struct xbpf_insn *insn)
 {
 	int size = xbpf_opcode_desc(insn->code)->size;
 	struct xv_reg *regs = cur_regs(env);
+	bool ldsx = XBPF_MODE(insn->code) == XBPF_MEMSX;
+	enum xv_reg_type src_type;
 	int err;
 
 	err = xv_check_reg_arg(env, insn->src_reg, SRC_OP);
 	err = err ?: xv_check_reg_arg(env, insn->dst_reg, DST_OP_NO_MARK);
 	if (err)
 		return err;
-	err = check_mem_access(env, insn->src_reg, insn->off, size, false, insn->dst_reg, false);
-	if (!err && XBPF_MODE(insn->code) == XBPF_MEMSX && regs[insn->dst_reg].type != SCALAR_VALUE) {
+	src_type = regs[insn->src_reg].type;
+	err = xv_check_mem_access(env, insn->src_reg, insn->off, size, false, insn->dst_reg, false, ldsx);
+	if (!err && ldsx && regs[insn->dst_reg].type != SCALAR_VALUE) {
 		/* A pointer field of the context cannot be sign-extended. */
 		xv_err(env, "invalid bpf_context access off=%d size=%d\n", insn->off, size);
 		return -EACCES;
 	}
-	if (err)
-		return err;
-	if (XBPF_MODE(insn->code) == XBPF_MEMSX && regs[insn->dst_reg].type == SCALAR_VALUE) {
-		xv_coerce_reg_to_size_sx(&regs[insn->dst_reg], size);
-		regs[insn->dst_reg].written = true;
-	}
-	return 0;
+	return err ?: save_aux_ptr_type(env, src_type);
 }
 
 int xv_check_st_stx(struct xv_env *env, const struct xbpf_insn *insn)
 {
 	int size = xbpf_opcode_desc(insn->code)->size;
 	bool is_stx = XBPF_CLASS(insn->code) == XBPF_STX;
+	enum xv_reg_type dst_type;
 	int err;
 
 	if (is_stx) {
@@ -202,8 +324,10 @@ int xv_check_st_stx(struct xv_env *env, const struct xbpf_insn *insn)
 	err = xv_check_reg_arg(env, insn->dst_reg, SRC_OP);
 	if (err)
 		return err;
-	return check_mem_access(env, insn->dst_reg, insn->off, size, true,
-				is_stx ? insn->src_reg : -1, !is_stx && insn->imm == 0);
+	dst_type = cur_regs(env)[insn->dst_reg].type;
+	err = xv_check_mem_access(env, insn->dst_reg, insn->off, size, true, is_stx ? insn->src_reg : -1,
+				  false, false);
+	return err ?: save_aux_ptr_type(env, dst_type);
 }
 
 int xv_check_atomic(struct xv_env *env, const struct xbpf_insn *insn)
@@ -215,33 +339,30 @@ int xv_check_atomic(struct xv_env *env, const struct xbpf_insn *insn)
 
 	err = xv_check_reg_arg(env, insn->src_reg, SRC_OP);
 	err = err ?: xv_check_reg_arg(env, insn->dst_reg, SRC_OP);
+	if (!err && insn->imm == XBPF_CMPXCHG)
+		err = xv_check_reg_arg(env, 0, SRC_OP);
 	if (err)
 		return err;
-	if (insn->imm == XBPF_CMPXCHG) {
-		err = xv_check_reg_arg(env, 0, SRC_OP);
-		if (err)
-			return err;
-		load_reg = 0;
-	} else if (insn->imm & XBPF_FETCH) {
-		load_reg = insn->src_reg;
-	}
 	t = regs[insn->dst_reg].type;
 	if (t == PTR_TO_CTX || t == PTR_TO_PACKET || t == PTR_TO_PACKET_META) {
 		xv_err(env, "BPF_ATOMIC stores into R%d %s is not allowed\n", insn->dst_reg,
 		       xv_reg_type_str(t));
 		return -EACCES;
 	}
-	err = check_mem_access(env, insn->dst_reg, insn->off, size, false, -1, false);
-	err = err ?: check_mem_access(env, insn->dst_reg, insn->off, size, true, -1, false);
-	if (err)
-		return err;
-	if (load_reg >= 0) {
-		xv_mark_unknown(&regs[load_reg]);
-		xv_coerce_reg_to_size(&regs[load_reg], size);
-		regs[load_reg].written = true;
+	if (insn->imm & XBPF_FETCH) {
+		load_reg = insn->imm == XBPF_CMPXCHG ? 0 : insn->src_reg;
+		err = xv_check_reg_arg(env, load_reg, DST_OP);
+		if (err)
+			return err;
 	}
-	return 0;
+	/* Read (and fill load_reg as a load would), then write the same bytes. */
+	err = xv_check_mem_access(env, insn->dst_reg, insn->off, size, false, -1, true, false);
+	if (!err && load_reg >= 0)
+		err = xv_check_mem_access(env, insn->dst_reg, insn->off, size, false, load_reg, true,
+					  false);
+	return err ?: xv_check_mem_access(env, insn->dst_reg, insn->off, size, true, -1, true, false);
 }
+
 /* ---- ld_imm64, ld_abs -------------------------------------------------- */
 
 int xv_check_ld_imm(struct xv_env *env, const struct xbpf_insn *insn)

@@ -18,8 +18,9 @@ int xv_push_stack(struct xv_env *env, int insn_idx, int prev_idx, struct xv_stat
 {
 	struct xv_pending *p;
 
-	if (env->pending_cnt >= XV_MAX_PENDING) {
-		xv_err(env, "The sequence of %d jumps is too complex.\n", env->pending_cnt);
+	/* Counted with the path being pushed, as the kernel's push_stack() does. */
+	if (env->pending_cnt + 1 > XV_MAX_PENDING) {
+		xv_err(env, "The sequence of %d jumps is too complex.\n", env->pending_cnt + 1);
 		return -E2BIG;
 	}
 	if (env->pending_cnt == env->pending_cap) {
@@ -116,8 +117,9 @@ static bool states_maybe_looping(const struct xv_state *old, const struct xv_sta
 int xv_is_state_visited(struct xv_env *env, int idx)
 {
 	struct xv_insn_aux *aux = &env->aux[idx];
-	bool add = env->jmps_processed - env->prev_jmps_processed >= 2 &&
-		   env->insn_processed - env->prev_insn_processed >= 8;
+	bool force = env->test_state_freq;
+	bool add = force || (env->jmps_processed - env->prev_jmps_processed >= 2 &&
+			     env->insn_processed - env->prev_insn_processed >= 8);
 	struct xv_explored *e, *n, **pprev;
 
 	pprev = &aux->explored;
@@ -129,7 +131,7 @@ int xv_is_state_visited(struct xv_env *env, int idx)
 				xv_err(env, "infinite loop detected at insn %d\n", idx);
 				return -EINVAL;
 			}
-			if (env->jmps_processed - env->prev_jmps_processed < 20 &&
+			if (!force && env->jmps_processed - env->prev_jmps_processed < 20 &&
 			    env->insn_processed - env->prev_insn_processed < 100)
 				add = false;
 		} else if (xv_states_equal(env, &e->st, env->cur, false)) {

@@ -139,6 +139,8 @@ struct xv_insn_aux {
 	bool seen;
 	bool prune_point;
 	bool is_ldimm64_hi;	/* second slot of ld_imm64 */
+	/* Pointer type a load/store first went through (save_aux_ptr_type). */
+	enum xv_reg_type ptr_type;
 	uint16_t live_before;	/* registers possibly read before written (bit per reg) */
 	int subprog;
 	struct xv_explored *explored;
@@ -190,6 +192,10 @@ struct xv_env {
 	/* Checkpoints dropped from aux[].explored while paths still point at them. */
 	struct xv_explored *evicted;
 	bool has_pseudo_call, has_tail_call, has_ld_abs;
+	/* BPF_F_STRICT_ALIGNMENT: every access aligned, packets as if NET_IP_ALIGN 2. */
+	bool strict_alignment;
+	/* BPF_F_TEST_STATE_FREQ: a checkpoint at every prune point. */
+	bool test_state_freq;
 };
 
 /* Report a rejection: logs the message and keeps it for xbpf_verify_info. */
@@ -305,20 +311,23 @@ static inline void mark_ptr(struct xv_reg *reg, enum xv_reg_type type)
 int xv_check_reg_arg(struct xv_env *env, int regno, int t);
 
 /* stack.c */
-void xv_update_stack_depth(struct xv_env *env, const struct xv_func_state *f, int off);
-int xv_grow_stack(struct xv_func_state *f, int off);
-uint8_t *xv_slot_byte(struct xv_func_state *f, int off);
-int xv_stack_access_bounds(struct xv_env *env, int regno, int off, int size, bool write);
-int xv_stack_write(struct xv_env *env, struct xv_func_state *f, int regno, int off, int size,
-		   const struct xv_reg *value, bool value_known_zero);
-int xv_stack_read(struct xv_env *env, struct xv_func_state *f, int off, int size, struct xv_reg *dst);
-int xv_check_stack_ptr_off(struct xv_env *env, int regno, const struct xv_reg *reg, int off, int size,
-			   bool write, int *ret_off, int *ret_max);
-int xv_stack_write_var(struct xv_env *env, struct xv_func_state *f, int lo, int hi, int size);
+/* In-frame check of an access at regs[regno]+off; grows the frame and its depth. */
+int xv_stack_bounds(struct xv_env *env, int regno, int off, int size, bool write);
+int xv_stack_write(struct xv_env *env, int ptr_regno, int off, int size, int value_regno);
+int xv_stack_read(struct xv_env *env, int ptr_regno, int off, int size, int dst_regno);
+/* Stack memory a helper reads (or writes, or fills when raw_mode). */
+int xv_check_stack_range(struct xv_env *env, int regno, int off, int size, bool zero_ok, bool write,
+			 bool raw_mode);
 
 /* mem.c */
-int xv_check_map_access(struct xv_env *env, int regno, int off, int size);
-int xv_check_packet_access(struct xv_env *env, int regno, int off, int size);
+int xv_check_map_access(struct xv_env *env, int regno, int off, int size, bool zero_ok);
+int xv_check_map_access_type(struct xv_env *env, int regno, int off, int size, bool write);
+int xv_check_packet_access(struct xv_env *env, int regno, int off, int size, bool zero_ok);
+int xv_check_ptr_off_reg(struct xv_env *env, const struct xv_reg *reg, int regno, bool fixed_off_ok);
+int xv_check_ptr_alignment(struct xv_env *env, const struct xv_reg *reg, int off, int size,
+			   bool strict_once);
+int xv_check_mem_access(struct xv_env *env, int regno, int off, int size, bool write, int value_regno,
+			bool strict_once, bool is_ldsx);
 int xv_check_ldx(struct xv_env *env, const struct xbpf_insn *insn);
 int xv_check_st_stx(struct xv_env *env, const struct xbpf_insn *insn);
 int xv_check_atomic(struct xv_env *env, const struct xbpf_insn *insn);
