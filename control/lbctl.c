@@ -30,7 +30,6 @@ enum {
 	EXIT_REFUSED = 1,
 	EXIT_USAGE = 2,
 	EXIT_UNREACHABLE = 3,
-	EXIT_REJECTED = 4,
 };
 
 struct ctx {
@@ -850,7 +849,8 @@ static int cmd_verify(struct ctx *c, int argc, char **argv)
 			fprintf(stderr, "lbctl: %s\n", err.msg);
 		json_decref(progs);
 	}
-	return ret == 0 ? 0 : ret == -ENOTSUP ? EXIT_REFUSED : EXIT_REJECTED;
+	/* As `xbpf verify`: 0 accepted, 1 rejected, 2 could not verify (unreadable input). */
+	return ret == 0 ? 0 : ret == -EACCES ? 1 : EXIT_USAGE;
 }
 
 static int cmd_help(struct ctx *c, int argc, char **argv);
@@ -925,8 +925,9 @@ static void print_man(void)
 		}
 		printf("\n%s\n", c->doc);
 	}
-	printf(".SH EXIT STATUS\n0 success; 1 xlbd refused or failed the request; 2 usage error; "
-	       "3 xlbd not reachable; 4 the verifier rejected the object.\n"
+	printf(".SH EXIT STATUS\n0 success; 1 xlbd refused or failed the request, or the verifier "
+	       "rejected the object (as \\fBxbpf verify\\fR); 2 usage error or unreadable input; "
+	       "3 xlbd not reachable.\n"
 	       ".SH EXAMPLES\n.nf\nlbctl vip add 10.0.0.10:80/tcp hc http hc-path /healthz\n"
 	       "lbctl real add 10.0.0.10:80 10.1.0.1 weight 100\nlbctl real drain 10.0.0.10:80 10.1.0.1\n"
 	       "lbctl \\-j stats\nlbctl apply \\-f /etc/xlb/services.yaml \\-\\-dry\\-run\n.fi\n"
