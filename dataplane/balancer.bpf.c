@@ -411,13 +411,7 @@ static __noinline int xlb_process(struct xdp_md *ctx, struct xlb_pkt *pkt)
 
 static __always_inline int xlb_reason_verdict(__u32 reason)
 {
-	switch (reason) {
-#define XLB_REASON_VERDICT(sym, val, name, action) \
-	case val: return action[0] == 'p' ? XDP_PASS : XDP_DROP;
-	XLB_REASONS(XLB_REASON_VERDICT)
-#undef XLB_REASON_VERDICT
-	}
-	return XDP_DROP;
+	return xlb_reason_is_pass(reason) ? XDP_PASS : XDP_DROP;
 }
 
 SEC("xdp")

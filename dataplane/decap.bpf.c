@@ -187,13 +187,7 @@ static __noinline int xlb_decap_xdp_strip(struct xdp_md *ctx, struct xlb_pkt *pk
 
 static __always_inline int xlb_decap_verdict(__u32 reason, int pass, int drop)
 {
-	switch (reason) {
-#define XLB_REASON_VERDICT(sym, val, name, action) \
-	case val: return action[0] == 'p' ? pass : drop;
-	XLB_REASONS(XLB_REASON_VERDICT)
-#undef XLB_REASON_VERDICT
-	}
-	return drop;
+	return xlb_reason_is_pass(reason) ? pass : drop;
 }
 
 SEC("xdp")

@@ -193,11 +193,5 @@ int xlb_healthcheck(struct __sk_buff *skb)
 	if (ret >= 0)
 		return ret;
 	xlb_hc_count(-ret, pkt.frame_len, 0);
-	switch (-ret) {
-#define XLB_REASON_VERDICT(sym, val, name, action) \
-	case val: return action[0] == 'p' ? TC_ACT_OK : TC_ACT_SHOT;
-	XLB_REASONS(XLB_REASON_VERDICT)
-#undef XLB_REASON_VERDICT
-	}
-	return TC_ACT_SHOT;
+	return xlb_reason_is_pass(-ret) ? TC_ACT_OK : TC_ACT_SHOT;
 }
