@@ -409,11 +409,6 @@ static __noinline int xlb_process(struct xdp_md *ctx, struct xlb_pkt *pkt)
 	return xlb_transmit(ctx, cfg);
 }
 
-static __always_inline int xlb_reason_verdict(__u32 reason)
-{
-	return xlb_reason_is_pass(reason) ? XDP_PASS : XDP_DROP;
-}
-
 SEC("xdp")
 int xlb_balancer(struct xdp_md *ctx)
 {
@@ -424,5 +419,5 @@ int xlb_balancer(struct xdp_md *ctx)
 	if (ret >= 0)
 		return ret;
 	xlb_count_reason(-ret, pkt.frame_len);
-	return xlb_reason_verdict(-ret);
+	return xlb_reason_verdict(-ret, XDP_PASS, XDP_DROP);
 }

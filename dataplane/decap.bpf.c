@@ -185,11 +185,6 @@ static __noinline int xlb_decap_xdp_strip(struct xdp_md *ctx, struct xlb_pkt *pk
 	return XDP_PASS;
 }
 
-static __always_inline int xlb_decap_verdict(__u32 reason, int pass, int drop)
-{
-	return xlb_reason_is_pass(reason) ? pass : drop;
-}
-
 SEC("xdp")
 int xlb_decap_xdp(struct xdp_md *ctx)
 {
@@ -200,7 +195,7 @@ int xlb_decap_xdp(struct xdp_md *ctx)
 	if (ret >= 0)
 		return ret;
 	xlb_decap_count(-ret, pkt.frame_len, 0);
-	return xlb_decap_verdict(-ret, XDP_PASS, XDP_DROP);
+	return xlb_reason_verdict(-ret, XDP_PASS, XDP_DROP);
 }
 
 static __noinline int xlb_decap_tc_strip(struct __sk_buff *skb, struct xlb_pkt *pkt)
@@ -243,5 +238,5 @@ int xlb_decap_tc(struct __sk_buff *skb)
 	if (ret >= 0)
 		return ret;
 	xlb_decap_count(-ret, pkt.frame_len, 0);
-	return xlb_decap_verdict(-ret, TC_ACT_OK, TC_ACT_SHOT);
+	return xlb_reason_verdict(-ret, TC_ACT_OK, TC_ACT_SHOT);
 }

@@ -193,5 +193,5 @@ int xlb_healthcheck(struct __sk_buff *skb)
 	if (ret >= 0)
 		return ret;
 	xlb_hc_count(-ret, pkt.frame_len, 0);
-	return xlb_reason_is_pass(-ret) ? TC_ACT_OK : TC_ACT_SHOT;
+	return xlb_reason_verdict(-ret, TC_ACT_OK, TC_ACT_SHOT);
 }

@@ -59,7 +59,7 @@ static __noinline int xlb_icmp4_echo(struct xdp_md *ctx, struct xlb_pkt *pkt)
 	old = *(__u16 *)icmp;
 	icmp->type = ICMP_ECHOREPLY;
 	new = *(__u16 *)icmp;
-	xlb_csum_replace2(&icmp->check, old, new);
+	xlb_csum_replace2_icmp4(&icmp->check, old, new);
 	return XDP_TX;
 }
 

@@ -145,14 +145,60 @@ static __always_inline __u16 xlb_csum_fold(__u32 sum)
 	return (__u16)~sum;
 }
 
-/* RFC 1624 incremental update of a checksum for one 16-bit word change. */
-static __always_inline void xlb_csum_replace2(__sum16 *check, __u16 old, __u16 new)
+/*
+ * RFC 1624 incremental update (eqn. 3, HC' = ~(~HC + ~m + m')) of a
+ * checksum for one 16-bit word change.
+ *
+ * Where it can go wrong, and where it cannot.  In ones' complement 0x0000
+ * and 0xffff are the same number, and eqn. 3 yields a sum that is ones'-
+ * complement zero as 0xffff, so the checksum it writes is 0x0000.  A sum
+ * computed from scratch is 0x0000 only when every covered word is zero,
+ * and then the checksum must be 0xffff (Linux verifies that the words plus
+ * the checksum fold to 0xffff): eqn. 3 writes 0x0000 instead.  That can
+ * only happen to an ICMPv4 message (type 0, code 0, id 0, seq 0, zero
+ * payload: the echo reply to an all-zero request); the IPv4 header
+ * (version 4) and ICMPv6, TCP and UDP (their pseudo-header holds the
+ * addresses) never sum to zero.  So ICMPv4 updates go through
+ * xlb_csum_replace2_icmp4(), which never writes 0x0000: when the sum is
+ * 0xffff both 0x0000 and 0xffff verify, and when the message is all zero
+ * only 0xffff does.  The balancer's other checksums are computed whole
+ * (the outer IPv4 header: xlb_ipv4_finish(); generated ICMP errors) or
+ * left 0 (the outer GUE/UDP checksum, RFC 6935/6936 for IPv6).
+ */
+static __always_inline __u16 xlb_csum_update(__u16 check, __u16 old, __u16 new)
 {
-	__u32 sum = (__u16)~*check;
+	__u32 sum = (__u16)~check;
 
 	sum += (__u16)~old;
 	sum += new;
-	*check = xlb_csum_fold(sum);
+	return xlb_csum_fold(sum);
+}
+
+static __always_inline void xlb_csum_replace2(__sum16 *check, __u16 old, __u16 new)
+{
+	*check = xlb_csum_update(*check, old, new);
+}
+
+static __always_inline void xlb_csum_replace2_icmp4(__sum16 *check, __u16 old, __u16 new)
+{
+	__u16 c = xlb_csum_update(*check, old, new);
+
+	*check = c ? c : 0xffff;
+}
+
+/*
+ * The verdict a final reason meets (xlb_shared.h's X-macro, "pass" or
+ * "drop"), as one constant bit mask: the balancer passes XDP_PASS/XDP_DROP,
+ * the tc programs TC_ACT_OK/TC_ACT_SHOT.
+ */
+#define XLB_REASON_PASS_BIT(sym, val, name, action) | (action[0] == 'p' ? 1ull << (val) : 0)
+#define XLB_REASON_PASS_MASK (0 XLB_REASONS(XLB_REASON_PASS_BIT))
+
+_Static_assert(XLB_REASON_MAX <= 64, "reasons must fit the pass mask");
+
+static __always_inline int xlb_reason_verdict(__u32 reason, int pass, int drop)
+{
+	return reason < 64 && ((XLB_REASON_PASS_MASK >> reason) & 1) ? pass : drop;
 }
 
 static __always_inline int xlb_addr_is_zero(const union xlb_addr *a)

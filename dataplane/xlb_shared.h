@@ -317,18 +317,6 @@ enum xlb_reason {
 	XLB_REASON_MAX = 21,
 };
 
-/* True when a final reason lets the packet pass (the X-macro's action). */
-static inline __attribute__((always_inline)) int xlb_reason_is_pass(unsigned int reason)
-{
-	switch (reason) {
-#define XLB_REASON_PASS(sym, val, name, action) \
-	case val: return action[0] == 'p';
-	XLB_REASONS(XLB_REASON_PASS)
-#undef XLB_REASON_PASS
-	}
-	return 0;
-}
-
 /* Events counted in xlb_event_stats (not final verdicts). */
 #define XLB_EVENTS(X)                                             \
 	X(XLB_EV_LRU_HIT, 0, "lru_hit")				  \

@@ -26,7 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tool_engine.h"
+#include "testbed.h"
 #include "xlb_cli.h"
 #include "xbpf_verifier.h"
 
@@ -52,7 +52,7 @@ struct cli_cfg {
 	const char *data_out;
 	const char *ctx_in;
 	uint32_t repeat;
-	enum tool_engine_kind engine;
+	enum testbed_engine_kind engine;
 	uint32_t log_level;
 	bool skip_verify;
 };
@@ -110,7 +110,7 @@ static int parse_prog_type(const struct xlb_cli_opt *o, void *field, const char 
 static int parse_engine(const struct xlb_cli_opt *o, void *field, const char *val, bool first,
 			char *err, size_t errlen)
 {
-	if (!tool_engine_kind_from_name(val, field))
+	if (!testbed_engine_kind_from_name(val, field))
 		return 0;
 	snprintf(err, errlen, "unknown engine '%.32s'", val);
 	return -EINVAL;
@@ -476,18 +476,18 @@ static int cmd_disasm(void *arg)
 static int cmd_run(void *arg)
 {
 	struct cli_cfg *cfg = arg;
-	struct tool_prog_src src = {
+	struct testbed_prog_src src = {
 		.path = cfg->positional[0],
 		.prog_name = cfg->prog,
 		.raw_type = cfg->type,
 		.maps = cfg->maps,
 		.map_cnt = cfg->map_cnt,
 	};
-	struct tool_engine_opts eopts = { .skip_verify = cfg->skip_verify, .log_level = 1 };
+	struct testbed_engine_opts eopts = { .skip_verify = cfg->skip_verify, .log_level = 1 };
 	XBPF_OPTS(xbpf_test_run_opts, opts, .repeat = cfg->repeat ? cfg->repeat : 1);
 	void *data = NULL, *ctx = NULL, *out = NULL;
 	size_t data_len = 0, ctx_len = 0, out_cap;
-	struct tool_engine *e = NULL;
+	struct testbed_engine *e = NULL;
 	char log[16384] = "";
 	int err, status = EXIT_USAGE;
 
@@ -513,10 +513,10 @@ static int cmd_run(void *arg)
 
 	eopts.log_buf = log;
 	eopts.log_size = sizeof(log);
-	err = tool_engine__open(cfg->engine, &src, &eopts, &e);
+	err = testbed_engine__open(cfg->engine, &src, &eopts, &e);
 	if (err) {
 		fprintf(stderr, "xbpf: %s engine cannot load %s: %s\n%s",
-			tool_engine_kind_name(cfg->engine), src.path, strerror(-err), log);
+			testbed_engine_kind_name(cfg->engine), src.path, strerror(-err), log);
 		status = err == -EACCES || err == -EINVAL ? EXIT_FAIL : EXIT_USAGE;
 		goto out;
 	}
@@ -526,14 +526,14 @@ static int cmd_run(void *arg)
 	opts.data_size_out = out_cap;
 	opts.ctx_in = ctx;
 	opts.ctx_size_in = ctx_len;
-	err = tool_engine__test_run(e, &opts);
+	err = testbed_engine__test_run(e, &opts);
 	if (err) {
 		fprintf(stderr, "xbpf: test run failed: %s\n", strerror(-err));
 		status = EXIT_FAIL;
 		goto out;
 	}
 	printf("engine %s\nretval %u (0x%x)\ndata_out %u bytes\nduration %u ns/run (%d runs)\n",
-	       tool_engine_kind_name(cfg->engine), opts.retval, opts.retval, opts.data_size_out,
+	       testbed_engine_kind_name(cfg->engine), opts.retval, opts.retval, opts.data_size_out,
 	       opts.duration, opts.repeat);
 	status = EXIT_OK;
 	if (cfg->data_out) {
@@ -547,7 +547,7 @@ static int cmd_run(void *arg)
 			status = EXIT_FAIL;
 	}
 out:
-	tool_engine__close(e);
+	testbed_engine__close(e);
 	free(data);
 	free(ctx);
 	free(out);
@@ -817,9 +817,9 @@ static int cmd_conformance(void *arg)
 	uint64_t r0;
 	int status = EXIT_FAIL;
 
-	if (cfg->engine == TOOL_ENGINE_KERNEL)
+	if (cfg->engine == TESTBED_ENGINE_KERNEL)
 		return err_usage(&commands[CMD_CONFORMANCE], "conformance-plugin runs interp or jit");
-	vm_opts.engine = cfg->engine == TOOL_ENGINE_JIT ? XBPF_ENGINE_JIT : XBPF_ENGINE_INTERP;
+	vm_opts.engine = cfg->engine == TESTBED_ENGINE_JIT ? XBPF_ENGINE_JIT : XBPF_ENGINE_INTERP;
 	text = read_stream(stdin);
 	if (!text || parse_hex(text, &code, &code_len) || !code_len || code_len % XBPF_INSN_SIZE) {
 		fprintf(stderr, "xbpf: program on stdin must be hex bytes, 8 per instruction\n");
@@ -875,7 +875,7 @@ int main(int argc, char **argv)
 {
 	struct cli_cfg cfg = {
 		.type = XBPF_PROG_XDP,
-		.engine = TOOL_ENGINE_INTERP,
+		.engine = TESTBED_ENGINE_INTERP,
 		.log_level = 1,
 	};
 	struct global_flags flags = { 0 };

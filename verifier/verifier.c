@@ -199,16 +199,8 @@ int xbpf_verify(const struct xbpf_prog *prog, const struct xbpf_verify_opts *opt
 
 	if (!prog)
 		return -EINVAL;
-	if (opts) {
-		/* libbpf's OPTS_VALID: known size, and unknown trailing bytes all zero. */
-		size_t known = offsetof(struct xbpf_verify_opts, log_size) + sizeof(opts->log_size);
-
-		if (opts->sz < sizeof(size_t))
-			return -EINVAL;
-		for (size_t i = known; i < opts->sz; i++)
-			if (((const char *)opts)[i])
-				return -EINVAL;
-	}
+	if (!OPTS_VALID(opts, xbpf_verify_opts))
+		return -EINVAL;
 	if (!ret_info)
 		ret_info = &scratch;
 	memset(ret_info, 0, sizeof(*ret_info));
@@ -220,10 +212,10 @@ int xbpf_verify(const struct xbpf_prog *prog, const struct xbpf_verify_opts *opt
 	env.map_priv = (void *)prog;
 	env.info = ret_info;
 	env.err_insn = -1;
-	if (opts && opts->sz >= offsetof(struct xbpf_verify_opts, log_size) + sizeof(opts->log_size))
+	if (OPTS_HAS(opts, log_size))
 		xv_log_init(&env.log, opts->log_buf, opts->log_size, opts->log_level);
-	else if (opts && opts->sz >= offsetof(struct xbpf_verify_opts, log_level) + sizeof(int))
-		env.log.level = opts->log_level;
+	else
+		env.log.level = OPTS_GET(opts, log_level, 0);
 	if (!env.insns)
 		return -EINVAL;
 	return xv_verify_env(&env);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * kernel_engine.c - the kernel reference engine through libbpf: the same
+ * kernel.c - the kernel reference engine through libbpf: the same
  * object the userspace engines run, loaded into the kernel and run with
  * BPF_PROG_TEST_RUN, so one tool compares them.
  */
@@ -14,11 +14,11 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
-#include "kernel_engine.h"
+#include "testbed.h"
 
 #define MAX_RAW_MAPS 64
 
-struct kern_obj {
+struct testbed_kobj {
 	struct bpf_object *obj; /* ELF objects; NULL for raw programs */
 	int prog_fd;
 	size_t raw_map_cnt;
@@ -27,17 +27,17 @@ struct kern_obj {
 
 static char last_log[64 * 1024];
 
-bool kern_engine_available(void)
+bool testbed_kernel_available(void)
 {
 	return true;
 }
 
-int kern_nr_cpus(void)
+int testbed_kernel_nr_cpus(void)
 {
 	return libbpf_num_possible_cpus();
 }
 
-const char *kern_obj_last_log(void)
+const char *testbed_kobj_last_log(void)
 {
 	return last_log;
 }
@@ -52,10 +52,10 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-int kern_obj__open_file(const char *path, const char *prog_name, struct kern_obj **ret_obj)
+int testbed_kobj__open_file(const char *path, const char *prog_name, struct testbed_kobj **ret_obj)
 {
 	struct bpf_program *prog = NULL;
-	struct kern_obj *ko;
+	struct testbed_kobj *ko;
 	int err;
 
 	last_log[0] = '\0';
@@ -122,12 +122,12 @@ static int kernel_prog_type(enum xbpf_prog_type type)
 	}
 }
 
-int kern_obj__open_insns(const struct xbpf_insn *insns, size_t cnt, enum xbpf_prog_type type,
-			 const struct xbpf_map_spec *maps, size_t map_cnt, struct kern_obj **ret_obj)
+int testbed_kobj__open_insns(const struct xbpf_insn *insns, size_t cnt, enum xbpf_prog_type type,
+			 const struct xbpf_map_spec *maps, size_t map_cnt, struct testbed_kobj **ret_obj)
 {
 	LIBBPF_OPTS(bpf_prog_load_opts, load_opts);
 	struct xbpf_insn *patched = NULL;
-	struct kern_obj *ko;
+	struct testbed_kobj *ko;
 	int ptype = kernel_prog_type(type);
 	int err;
 	size_t i;
@@ -177,6 +177,9 @@ int kern_obj__open_insns(const struct xbpf_insn *insns, size_t cnt, enum xbpf_pr
 	load_opts.log_buf = last_log;
 	load_opts.log_size = sizeof(last_log);
 	load_opts.log_level = 1;
+	/* as libbpf loads SEC("xdp"): a tail call may only join programs of one attach type */
+	if (ptype == BPF_PROG_TYPE_XDP)
+		load_opts.expected_attach_type = BPF_XDP;
 	ko->prog_fd = bpf_prog_load(ptype, "raw", "GPL", (const struct bpf_insn *)patched, cnt,
 				    &load_opts);
 	if (ko->prog_fd < 0) {
@@ -189,11 +192,11 @@ int kern_obj__open_insns(const struct xbpf_insn *insns, size_t cnt, enum xbpf_pr
 
 err_close:
 	free(patched);
-	kern_obj__close(ko);
+	testbed_kobj__close(ko);
 	return err;
 }
 
-struct kern_obj *kern_obj__close(struct kern_obj *ko)
+struct testbed_kobj *testbed_kobj__close(struct testbed_kobj *ko)
 {
 	size_t i;
 
@@ -209,7 +212,12 @@ struct kern_obj *kern_obj__close(struct kern_obj *ko)
 	return NULL;
 }
 
-static int map_fd(struct kern_obj *ko, const char *name)
+int testbed_kobj__prog_fd(const struct testbed_kobj *ko)
+{
+	return ko ? ko->prog_fd : -EINVAL;
+}
+
+static int map_fd(struct testbed_kobj *ko, const char *name)
 {
 	struct bpf_map *map;
 	unsigned long idx;
@@ -227,7 +235,7 @@ static int map_fd(struct kern_obj *ko, const char *name)
 	return ko->raw_map_fds[idx];
 }
 
-int kern_obj__map_update(struct kern_obj *ko, const char *map, const void *key, const void *value)
+int testbed_kobj__map_update(struct testbed_kobj *ko, const char *map, const void *key, const void *value)
 {
 	int fd = map_fd(ko, map);
 
@@ -236,7 +244,7 @@ int kern_obj__map_update(struct kern_obj *ko, const char *map, const void *key, 
 	return bpf_map_update_elem(fd, key, value, BPF_ANY) ? -errno : 0;
 }
 
-int kern_obj__map_lookup(struct kern_obj *ko, const char *map, const void *key, void *value)
+int testbed_kobj__map_lookup(struct testbed_kobj *ko, const char *map, const void *key, void *value)
 {
 	int fd = map_fd(ko, map);
 
@@ -245,7 +253,7 @@ int kern_obj__map_lookup(struct kern_obj *ko, const char *map, const void *key, 
 	return bpf_map_lookup_elem(fd, key, value) ? -errno : 0;
 }
 
-int kern_obj__map_get_next_key(struct kern_obj *ko, const char *map, const void *key, void *next_key)
+int testbed_kobj__map_get_next_key(struct testbed_kobj *ko, const char *map, const void *key, void *next_key)
 {
 	int fd = map_fd(ko, map);
 
@@ -254,7 +262,7 @@ int kern_obj__map_get_next_key(struct kern_obj *ko, const char *map, const void 
 	return bpf_map_get_next_key(fd, key, next_key) ? -errno : 0;
 }
 
-int kern_obj__test_run(struct kern_obj *ko, struct xbpf_test_run_opts *opts)
+int testbed_kobj__test_run(struct testbed_kobj *ko, struct xbpf_test_run_opts *opts)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, topts);
 	int err;
@@ -280,7 +288,7 @@ int kern_obj__test_run(struct kern_obj *ko, struct xbpf_test_run_opts *opts)
 	return 0;
 }
 
-int kern_obj__map_info(struct kern_obj *ko, const char *name, struct xbpf_map_spec *ret_spec)
+int testbed_kobj__map_info(struct testbed_kobj *ko, const char *name, struct xbpf_map_spec *ret_spec)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "isa_corpus.h"
-#include "insn_macros.h"
+#include "insn.h"
 
 #define PKT_MIN 64
 #define LOG_SIZE (16u << 20)

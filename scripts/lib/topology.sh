@@ -186,21 +186,3 @@ xlbd_teardown() {
 
 lbctl() { "$LBCTL" -s "$XLBD_SOCK" "$@"; }
 topo_pin() { [ -n "${TOPO_PIN_CPU:-}" ] && echo taskset -c "$TOPO_PIN_CPU"; }
-client() { ip netns exec "$T-cl" $(topo_pin) python3 "$(dirname "${BASH_SOURCE[0]}")/client.py" "$@"; }
-
-# The start of every it_*.sh: skip checks, scratch dir, cleanup on any exit.
-it_begin() {
-	topo_check
-	TOPO_TMP=$(mktemp -d /tmp/$T.XXXXXX)
-	trap 'xlbd_teardown; topo_down; rm -rf "$TOPO_TMP"' EXIT
-}
-
-fail() { echo "FAIL: $*"; [ -f "$TOPO_TMP/xlbd.log" ] && tail -20 "$TOPO_TMP/xlbd.log"; exit 1; }
-
-# it_up [extra xlbd args...]: the topology, then xlbd on $LB_OBJ (the test's
-# XLBD, DECAP, LB_OBJ and DECAP_OBJ).
-it_up() {
-	topo_up "$DECAP" "$DECAP_OBJ" || fail "topology"
-	xlbd_prepare || fail "bpffs"
-	xlbd_start "$XLBD" "$LB_OBJ" "$@" || fail "xlbd start"
-}

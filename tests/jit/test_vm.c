@@ -11,7 +11,7 @@
 
 #include "isa_corpus.h"
 #include "engine_impl.h"
-#include "insn_macros.h"
+#include "insn.h"
 #include "xbpf_verifier.h"
 
 #include "test_check.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "isa_corpus.h"
-#include "insn_macros.h"
+#include "insn.h"
 
 #define PROG(...)                                                                                  \
 	.insns = (const struct xbpf_insn[]){ __VA_ARGS__ },                                        \

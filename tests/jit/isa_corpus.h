@@ -2,7 +2,7 @@
 /*
  * isa_corpus.h - a data-driven eBPF ISA test corpus, shared by every engine.
  *
- * Each case is a small program (written with tests/isa/insn_macros.h), an
+ * Each case is a small program (written with tests/lib/insn.h), an
  * optional input memory and the expected 64-bit R0.  Programs follow the
  * XBPF_PROG_RAW_MEM convention: R1 points at a private copy of the input
  * memory (writable), R2 holds its length; the legacy packet loads
@@ -23,7 +23,7 @@
  * program (call depth, endless loop, missing helper) and are skipped for
  * JITs.  Programs run with skip_verify unless `verify` is asked for.
  *
- * The kernel comparison (tests/engine/test_isa_kernel.c) loads every case
+ * The kernel comparison (tests/jit/test_isa_kernel.c) loads every case
  * without ISA_F_NO_KERNEL into the kernel as XDP behind a prologue that
  * turns the packet into the R1/R2 memory convention.
  */

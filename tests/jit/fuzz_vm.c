@@ -4,8 +4,8 @@
  * checks, the disassembler, the VM's structural checks (skip_verify) and,
  * for programs that touch no memory, call no helper and jump only forward,
  * the interpreter.
- * scripts/fuzz.sh runs it (seeds: tests/engine/corpus/fuzz_vm/, crashers
- * land in tests/engine/corpus/regress/); the same file built with
+ * scripts/fuzz.sh runs it (seeds: tests/jit/corpus/fuzz_vm/, crashers
+ * land in tests/jit/corpus/regress/); the same file built with
  * -DXBPF_FUZZ_REPLAY and linked with tests/lib/fuzz_replay.c is a plain test
  * replaying both directories.
  */

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "isa_corpus.h"
-#include "insn_macros.h"
+#include "insn.h"
 
 #define PROGRAMS 20000
 #define MAX_LEN 24

@@ -1,10 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * insn_macros.h - compound literals for writing eBPF programs in test tables.
- * Names follow the instruction classes: A64/A32 for ALU, J/J32 for jumps.
+ * insn.h - the instruction builders of every test: brace initializers for
+ * eBPF programs in test tables, I() to use one as a value.  Names follow the
+ * instruction classes: A64/A32 for ALU, J/J32 for jumps; OP and SZ are the
+ * XBPF_ names without their prefix (ADD, JEQ, W, DW).  Opcodes chosen at run
+ * time go through INSN() with the full code.  Helper ids are the kernel's
+ * BPF_FUNC_* numbers; context offsets are XDP_MD(field) and SKB(field).
  */
-#ifndef XBPF_TEST_INSN_MACROS_H
-#define XBPF_TEST_INSN_MACROS_H
+#ifndef XBPF_TEST_INSN_H
+#define XBPF_TEST_INSN_H
+
+#include <stddef.h>
+
+#include <linux/bpf.h>
 
 #include "xbpf_isa.h"
 
@@ -27,6 +35,8 @@
 #define MOVSX32(DST, SRC, BITS) INSN(XBPF_ALU | XBPF_MOV | XBPF_X, DST, SRC, BITS, 0)
 #define MOV64K(DST, IMM) A64K(MOV, DST, IMM)
 #define MOV64X(DST, SRC) A64X(MOV, DST, SRC)
+#define MOV32K(DST, IMM) A32K(MOV, DST, IMM)
+#define MOV32X(DST, SRC) A32X(MOV, DST, SRC)
 #define NEG64(DST) INSN(XBPF_ALU64 | XBPF_NEG, DST, 0, 0, 0)
 #define NEG32(DST) INSN(XBPF_ALU | XBPF_NEG, DST, 0, 0, 0)
 #define LE(DST, BITS) INSN(XBPF_ALU | XBPF_END | XBPF_TO_LE, DST, 0, 0, BITS)
@@ -38,6 +48,10 @@
 	INSN(XBPF_LD | XBPF_DW | XBPF_IMM, DST, SRC, 0, (int32_t)(uint32_t)(IMM64)),             \
 		INSN(0, 0, 0, 0, (int32_t)(uint32_t)((uint64_t)(IMM64) >> 32))
 #define LDIMM64(DST, IMM64) LDIMM64_SRC(DST, 0, IMM64)
+/* Map IDX of the program's map list, and OFF bytes into its value. */
+#define LD_MAP(DST, IDX) LDIMM64_SRC(DST, XBPF_PSEUDO_MAP_FD, IDX)
+#define LD_MAP_VALUE(DST, IDX, OFF)                                                                \
+	INSN(XBPF_LD | XBPF_DW | XBPF_IMM, DST, XBPF_PSEUDO_MAP_VALUE, 0, IDX), INSN(0, 0, 0, 0, OFF)
 
 /* Memory: SZ is W, H, B or DW. */
 #define LDX(SZ, DST, SRC, OFF) INSN(XBPF_LDX | XBPF_MEM | XBPF_##SZ, DST, SRC, OFF, 0)
@@ -59,4 +73,8 @@
 #define CALL_PC(OFF) INSN(XBPF_JMP | XBPF_CALL, 0, XBPF_PSEUDO_CALL, 0, OFF)
 #define EXIT() INSN(XBPF_JMP | XBPF_EXIT, 0, 0, 0, 0)
 
-#endif /* XBPF_TEST_INSN_MACROS_H */
+/* Context fields, in the UAPI layouts every engine uses. */
+#define XDP_MD(FIELD) ((int16_t)offsetof(struct xdp_md, FIELD))
+#define SKB(FIELD) ((int16_t)offsetof(struct __sk_buff, FIELD))
+
+#endif /* XBPF_TEST_INSN_H */

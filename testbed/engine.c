@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tool_engine.c - interpreter, JIT and kernel behind one small interface,
+ * engine.c - interpreter, JIT and kernel behind one small interface,
  * so every comparison the tools make runs the same calls on each engine.
  */
 #include <errno.h>
@@ -9,34 +9,33 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "kernel_engine.h"
-#include "tool_engine.h"
+#include "testbed.h"
 
-struct tool_engine {
-	enum tool_engine_kind kind;
+struct testbed_engine {
+	enum testbed_engine_kind kind;
 	struct xbpf_object *obj; /* userspace engines */
 	struct xbpf_vm *vm;
-	struct kern_obj *kobj; /* kernel engine */
+	struct testbed_kobj *kobj; /* kernel engine */
 };
 
 static const char *const kind_names[] = {
-	[TOOL_ENGINE_INTERP] = "interp",
-	[TOOL_ENGINE_JIT] = "jit",
-	[TOOL_ENGINE_KERNEL] = "kernel",
+	[TESTBED_ENGINE_INTERP] = "interp",
+	[TESTBED_ENGINE_JIT] = "jit",
+	[TESTBED_ENGINE_KERNEL] = "kernel",
 };
 
-const char *tool_engine_kind_name(enum tool_engine_kind kind)
+const char *testbed_engine_kind_name(enum testbed_engine_kind kind)
 {
 	return (size_t)kind < sizeof(kind_names) / sizeof(kind_names[0]) ? kind_names[kind] : "?";
 }
 
-int tool_engine_kind_from_name(const char *name, enum tool_engine_kind *ret_kind)
+int testbed_engine_kind_from_name(const char *name, enum testbed_engine_kind *ret_kind)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++) {
 		if (!strcmp(name, kind_names[i])) {
-			*ret_kind = (enum tool_engine_kind)i;
+			*ret_kind = (enum testbed_engine_kind)i;
 			return 0;
 		}
 	}
@@ -91,35 +90,35 @@ out:
 	return err;
 }
 
-static int open_kernel(struct tool_engine *e, const struct tool_prog_src *src,
-		       const struct tool_engine_opts *opts)
+static int open_kernel(struct testbed_engine *e, const struct testbed_prog_src *src,
+		       const struct testbed_engine_opts *opts)
 {
 	struct xbpf_insn *insns;
 	size_t cnt;
 	int err;
 
-	if (!kern_engine_available())
+	if (!testbed_kernel_available())
 		return -EOPNOTSUPP;
 	if (tool_file_is_elf(src->path)) {
-		err = kern_obj__open_file(src->path, src->prog_name, &e->kobj);
+		err = testbed_kobj__open_file(src->path, src->prog_name, &e->kobj);
 	} else {
 		err = tool_read_raw_insns(src->path, &insns, &cnt);
 		if (err)
 			return err;
-		err = kern_obj__open_insns(insns, cnt, src->raw_type, src->maps, src->map_cnt,
+		err = testbed_kobj__open_insns(insns, cnt, src->raw_type, src->maps, src->map_cnt,
 					   &e->kobj);
 		free(insns);
 	}
 	if (err && opts && opts->log_buf && opts->log_size)
-		snprintf(opts->log_buf, opts->log_size, "%s", kern_obj_last_log());
+		snprintf(opts->log_buf, opts->log_size, "%s", testbed_kobj_last_log());
 	return err;
 }
 
-static int open_user(struct tool_engine *e, const struct tool_prog_src *src,
-		     const struct tool_engine_opts *opts)
+static int open_user(struct testbed_engine *e, const struct testbed_prog_src *src,
+		     const struct testbed_engine_opts *opts)
 {
 	XBPF_OPTS(xbpf_vm_opts, vm_opts,
-		  .engine = e->kind == TOOL_ENGINE_JIT ? XBPF_ENGINE_JIT : XBPF_ENGINE_INTERP);
+		  .engine = e->kind == TESTBED_ENGINE_JIT ? XBPF_ENGINE_JIT : XBPF_ENGINE_INTERP);
 	struct xbpf_prog *prog;
 
 	e->obj = xbpf_object__open_any(src->path, src->raw_type, src->maps, src->map_cnt, NULL);
@@ -141,47 +140,52 @@ static int open_user(struct tool_engine *e, const struct tool_prog_src *src,
 	return 0;
 }
 
-int tool_engine__open(enum tool_engine_kind kind, const struct tool_prog_src *src,
-		      const struct tool_engine_opts *opts, struct tool_engine **ret_engine)
+int testbed_engine__open(enum testbed_engine_kind kind, const struct testbed_prog_src *src,
+		      const struct testbed_engine_opts *opts, struct testbed_engine **ret_engine)
 {
-	struct tool_engine *e;
+	struct testbed_engine *e;
 	int err;
 
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
 	e->kind = kind;
-	err = kind == TOOL_ENGINE_KERNEL ? open_kernel(e, src, opts) : open_user(e, src, opts);
+	err = kind == TESTBED_ENGINE_KERNEL ? open_kernel(e, src, opts) : open_user(e, src, opts);
 	if (err) {
-		tool_engine__close(e);
+		testbed_engine__close(e);
 		return err;
 	}
 	*ret_engine = e;
 	return 0;
 }
 
-struct tool_engine *tool_engine__close(struct tool_engine *e)
+struct testbed_engine *testbed_engine__close(struct testbed_engine *e)
 {
 	if (!e)
 		return NULL;
 	xbpf_vm__free(e->vm);
 	xbpf_object__close(e->obj);
-	kern_obj__close(e->kobj);
+	testbed_kobj__close(e->kobj);
 	free(e);
 	return NULL;
 }
 
-enum tool_engine_kind tool_engine__kind(const struct tool_engine *e)
+enum testbed_engine_kind testbed_engine__kind(const struct testbed_engine *e)
 {
 	return e->kind;
 }
 
-struct xbpf_vm *tool_engine__vm(const struct tool_engine *e)
+struct xbpf_vm *testbed_engine__vm(const struct testbed_engine *e)
 {
 	return e->vm;
 }
 
-static struct xbpf_map *user_map(struct tool_engine *e, const char *name)
+int testbed_engine__kernel_prog_fd(const struct testbed_engine *e)
+{
+	return e->kobj ? testbed_kobj__prog_fd(e->kobj) : -EINVAL;
+}
+
+static struct xbpf_map *user_map(struct testbed_engine *e, const char *name)
 {
 	struct xbpf_map *map = xbpf_object__find_map(e->obj, name);
 	unsigned long idx;
@@ -196,12 +200,12 @@ static struct xbpf_map *user_map(struct tool_engine *e, const char *name)
 	return map;
 }
 
-int tool_engine__map_spec(struct tool_engine *e, const char *name, struct xbpf_map_spec *ret_spec)
+int testbed_engine__map_spec(struct testbed_engine *e, const char *name, struct xbpf_map_spec *ret_spec)
 {
 	struct xbpf_map *map;
 
 	if (e->kobj)
-		return kern_obj__map_info(e->kobj, name, ret_spec);
+		return testbed_kobj__map_info(e->kobj, name, ret_spec);
 	map = user_map(e, name);
 	if (!map)
 		return -ENOENT;
@@ -215,42 +219,42 @@ static bool is_percpu(enum xbpf_map_type type)
 	       type == XBPF_MAP_LRU_PERCPU_HASH;
 }
 
-int tool_engine__map_value_cnt(struct tool_engine *e, const char *name)
+int testbed_engine__map_value_cnt(struct testbed_engine *e, const char *name)
 {
 	struct xbpf_map_spec spec;
-	int err = tool_engine__map_spec(e, name, &spec);
+	int err = testbed_engine__map_spec(e, name, &spec);
 
 	if (err)
 		return err;
 	if (!is_percpu(spec.type))
 		return 1;
-	return e->kobj ? kern_nr_cpus() : xbpf_map__nr_cpus(user_map(e, name));
+	return e->kobj ? testbed_kernel_nr_cpus() : xbpf_map__nr_cpus(user_map(e, name));
 }
 
-int tool_engine__map_update(struct tool_engine *e, const char *name, const void *key, const void *value)
+int testbed_engine__map_update(struct testbed_engine *e, const char *name, const void *key, const void *value)
 {
 	struct xbpf_map *map;
 
 	if (e->kobj)
-		return kern_obj__map_update(e->kobj, name, key, value);
+		return testbed_kobj__map_update(e->kobj, name, key, value);
 	map = user_map(e, name);
 	return map ? xbpf_map__update(map, key, value, XBPF_ANY) : -ENOENT;
 }
 
-int tool_engine__map_lookup(struct tool_engine *e, const char *name, const void *key, void *value)
+int testbed_engine__map_lookup(struct testbed_engine *e, const char *name, const void *key, void *value)
 {
 	struct xbpf_map *map;
 
 	if (e->kobj)
-		return kern_obj__map_lookup(e->kobj, name, key, value);
+		return testbed_kobj__map_lookup(e->kobj, name, key, value);
 	map = user_map(e, name);
 	return map ? xbpf_map__lookup(map, key, value) : -ENOENT;
 }
 
-int tool_engine__test_run(struct tool_engine *e, struct xbpf_test_run_opts *opts)
+int testbed_engine__test_run(struct testbed_engine *e, struct xbpf_test_run_opts *opts)
 {
 	if (e->kobj)
-		return kern_obj__test_run(e->kobj, opts);
+		return testbed_kobj__test_run(e->kobj, opts);
 	return xbpf_vm__test_run(e->vm, opts);
 }
 
@@ -278,7 +282,7 @@ const char *tool_log_reason(const char *log, char *buf, size_t len)
 	return buf;
 }
 
-void tool_engine__run_cell(struct tool_engine *engine, const void *data, uint32_t len,
+void testbed_engine__run_cell(struct testbed_engine *engine, const void *data, uint32_t len,
 			   struct tool_run_cell *ret_cell)
 {
 	XBPF_OPTS(xbpf_test_run_opts, opts, .data_in = data, .data_size_in = len,
@@ -289,26 +293,26 @@ void tool_engine__run_cell(struct tool_engine *engine, const void *data, uint32_
 		ret_cell->err = -EOPNOTSUPP;
 		return;
 	}
-	ret_cell->err = tool_engine__test_run(engine, &opts);
+	ret_cell->err = testbed_engine__test_run(engine, &opts);
 	ret_cell->retval = opts.retval;
 	ret_cell->len = opts.data_size_out;
 }
 
-void tool_engine__open_pair(enum tool_engine_kind kind, const struct tool_prog_src *src,
-			    const char *name, struct tool_engine **ret_kern,
-			    struct tool_engine **ret_user, const char **ret_note, int *ret_user_err)
+void testbed_engine__open_pair(enum testbed_engine_kind kind, const struct testbed_prog_src *src,
+			    const char *name, struct testbed_engine **ret_kern,
+			    struct testbed_engine **ret_user, const char **ret_note, int *ret_user_err)
 {
 	char log[8192] = "";
-	struct tool_engine_opts uopts = { .log_level = 0, .log_buf = log, .log_size = sizeof(log) };
+	struct testbed_engine_opts uopts = { .log_level = 0, .log_buf = log, .log_size = sizeof(log) };
 	int err;
 
 	*ret_kern = *ret_user = NULL;
 	*ret_note = "";
 	*ret_user_err = 0;
-	err = tool_engine__open(TOOL_ENGINE_KERNEL, src, NULL, ret_kern);
+	err = testbed_engine__open(TESTBED_ENGINE_KERNEL, src, NULL, ret_kern);
 	if (err)
 		printf("(kernel engine unavailable: %s)\n", strerror(-err));
-	err = tool_engine__open(kind, src, &uopts, ret_user);
+	err = testbed_engine__open(kind, src, &uopts, ret_user);
 	if (err == -EACCES || err == -EINVAL) {
 		/* Show the engines anyway, and say plainly that it is unverified. */
 		char reason[160];
@@ -316,12 +320,12 @@ void tool_engine__open_pair(enum tool_engine_kind kind, const struct tool_prog_s
 		printf("(xbpf verifier rejected %s: %s; running it unverified)\n", name,
 		       tool_log_reason(log, reason, sizeof(reason)));
 		uopts.skip_verify = true;
-		err = tool_engine__open(kind, src, &uopts, ret_user);
+		err = testbed_engine__open(kind, src, &uopts, ret_user);
 		*ret_note = " (unverified)";
 	}
 	if (err) {
 		/* The kernel's column still shows; the run counts as failed. */
-		printf("(xlb-demo: %s engine cannot run %s: %s)\n%s", tool_engine_kind_name(kind),
+		printf("(xlb-demo: %s engine cannot run %s: %s)\n%s", testbed_engine_kind_name(kind),
 		       src->path, strerror(-err), log);
 		*ret_user = NULL;
 		*ret_user_err = err;

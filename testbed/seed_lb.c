@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * seed_lb.c - the seeds' L4 LB harness setup (see seed_lb.h), written from
+ * seed_lb.c - the seeds' L4 LB harness setup (see testbed.h), written from
  * the test_progs.c hunks of seed patches 004 and 005.
  */
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "seed_lb.h"
+#include "testbed.h"
 
 static const char *tc_action_name(uint32_t retval)
 {
@@ -157,7 +157,7 @@ size_t seed_lb_packets(const struct seed_lb_packet **ret_packets)
 	return packet_cnt;
 }
 
-int seed_lb_setup(struct tool_engine *e)
+int seed_lb_setup(struct testbed_engine *e)
 {
 	struct seed_vip key = { .protocol = 6 };
 	struct seed_vip_meta value = { .vip_num = SEED_VIP_NUM };
@@ -167,28 +167,28 @@ int seed_lb_setup(struct tool_engine *e)
 	int err;
 
 	/* Catch a seed whose layouts changed rather than feed it garbage. */
-	err = tool_engine__map_spec(e, "vip_map", &spec);
+	err = testbed_engine__map_spec(e, "vip_map", &spec);
 	if (err)
 		return err;
 	if (spec.key_size != sizeof(key) || spec.value_size != sizeof(value))
 		return -EINVAL;
-	err = tool_engine__map_spec(e, "reals", &spec);
+	err = testbed_engine__map_spec(e, "reals", &spec);
 	if (err)
 		return err;
 	if (spec.value_size != sizeof(real_def))
 		return -EINVAL;
 
-	err = tool_engine__map_update(e, "vip_map", &key, &value);
+	err = testbed_engine__map_update(e, "vip_map", &key, &value);
 	if (!err)
-		err = tool_engine__map_update(e, "ch_rings", &ch_key, &real_num);
+		err = testbed_engine__map_update(e, "ch_rings", &ch_key, &real_num);
 	if (!err)
-		err = tool_engine__map_update(e, "reals", &real_num, &real_def);
+		err = testbed_engine__map_update(e, "reals", &real_num, &real_def);
 	return err;
 }
 
-int seed_lb_stats(struct tool_engine *e, uint32_t key, uint64_t *ret_bytes, uint64_t *ret_pkts)
+int seed_lb_stats(struct testbed_engine *e, uint32_t key, uint64_t *ret_bytes, uint64_t *ret_pkts)
 {
-	int cnt = tool_engine__map_value_cnt(e, "stats");
+	int cnt = testbed_engine__map_value_cnt(e, "stats");
 	uint64_t *values;
 	int err, i;
 
@@ -197,7 +197,7 @@ int seed_lb_stats(struct tool_engine *e, uint32_t key, uint64_t *ret_bytes, uint
 	values = calloc(cnt, 2 * sizeof(uint64_t));
 	if (!values)
 		return -ENOMEM;
-	err = tool_engine__map_lookup(e, "stats", &key, values);
+	err = testbed_engine__map_lookup(e, "stats", &key, values);
 	*ret_bytes = *ret_pkts = 0;
 	for (i = 0; !err && i < cnt; i++) {
 		*ret_bytes += values[2 * i];
@@ -225,14 +225,14 @@ int seed_lb_build(const char *script, const char *seeds_dir, const char *outdir)
 	return WEXITSTATUS(status);
 }
 
-void seed_lb_run(struct tool_engine *engine, const struct seed_lb_packet *pkt, int repeat,
+void seed_lb_run(struct testbed_engine *engine, const struct seed_lb_packet *pkt, int repeat,
 		 struct seed_lb_run *res)
 {
 	XBPF_OPTS(xbpf_test_run_opts, opts, .data_in = pkt->data, .data_size_in = pkt->len,
 		  .data_out = res->out, .data_size_out = sizeof(res->out), .repeat = repeat);
 
 	memset(res->out, 0, sizeof(res->out));
-	res->err = tool_engine__test_run(engine, &opts);
+	res->err = testbed_engine__test_run(engine, &opts);
 	res->retval = opts.retval;
 	res->size = opts.data_size_out;
 }

@@ -246,7 +246,6 @@ enum xbpf_ret_type {
 struct xbpf_helper_proto {
 	int32_t id; /* the kernel's BPF_FUNC_* number */
 	const char *name;
-	xbpf_helper_fn fn;
 	enum xbpf_ret_type ret;
 	enum xbpf_arg_type args[5];
 	bool changes_pkt_data; /* invalidates packet pointers in every frame */
@@ -255,6 +254,8 @@ struct xbpf_helper_proto {
 
 /* Prototype of helper `id`, or NULL when the runtime does not provide it. */
 const struct xbpf_helper_proto *xbpf_helper_proto(int32_t id);
+/* Implementation of helper `id` for the engines, or NULL. */
+xbpf_helper_fn xbpf_helper_impl(int32_t id);
 
 /* ---- contexts and runs ------------------------------------------------- */
 

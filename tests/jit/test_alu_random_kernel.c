@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "isa_corpus.h"
-#include "insn_macros.h"
+#include "insn.h"
 #include "random_kernel.h"
 
 #define PROGRAMS 2000

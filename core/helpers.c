@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * helpers.c - the BPF helpers the runtime provides, with the kernel's
- * numbers, prototypes and behaviour (net/core/filter.c,
- * kernel/bpf/helpers.c), including the errors they return.
+ * helpers.c - the implementations of the BPF helpers the runtime provides,
+ * with the kernel's behaviour (net/core/filter.c, kernel/bpf/helpers.c),
+ * including the errors they return.  Their prototypes, which the verifier
+ * reads, are in helper_protos.c; only the engines link this file.
  *
  * Helpers taking the context receive R1 pointing at the UAPI image, which
  * is the first member of struct xbpf_run_ctx; the frame bounds live behind
@@ -13,11 +14,6 @@
 #include <time.h>
 
 #include "core_impl.h"
-
-#define PROG(t) XBPF_PROG_BIT(XBPF_PROG_##t)
-#define NET_PROGS (PROG(SOCKET_FILTER) | PROG(SCHED_CLS) | PROG(SCHED_ACT) | PROG(XDP))
-#define TC_PROGS (PROG(SCHED_CLS) | PROG(SCHED_ACT))
-#define ALL_PROGS (NET_PROGS | PROG(TRACEPOINT) | PROG(RAW_MEM))
 
 #define XDP_ABORTED 0
 #define XDP_REDIRECT 4
@@ -805,66 +801,37 @@ clear:
 
 /* ---- the table -------------------------------------------------------------------- */
 
-#define A(x) XBPF_ARG_##x
-
-static const struct xbpf_helper_proto protos[] = {
-	{ 1, "map_lookup_elem", h_map_lookup_elem, XBPF_RET_PTR_TO_MAP_VALUE_OR_NULL,
-	  { A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY) }, false, ALL_PROGS },
-	{ 2, "map_update_elem", h_map_update_elem, XBPF_RET_INTEGER,
-	  { A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY), A(PTR_TO_MAP_VALUE), A(ANYTHING) }, false, ALL_PROGS },
-	{ 3, "map_delete_elem", h_map_delete_elem, XBPF_RET_INTEGER,
-	  { A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY) }, false, ALL_PROGS },
-	{ 5, "ktime_get_ns", h_ktime_get_ns, XBPF_RET_INTEGER, { 0 }, false, ALL_PROGS },
-	{ 6, "trace_printk", h_trace_printk, XBPF_RET_INTEGER,
-	  { A(PTR_TO_MEM), A(CONST_SIZE), A(ANYTHING), A(ANYTHING), A(ANYTHING) }, false, ALL_PROGS },
-	{ 7, "get_prandom_u32", h_get_prandom_u32, XBPF_RET_INTEGER, { 0 }, false, ALL_PROGS },
-	{ 8, "get_smp_processor_id", h_get_smp_processor_id, XBPF_RET_INTEGER, { 0 }, false, ALL_PROGS },
-	{ 9, "skb_store_bytes", h_skb_store_bytes, XBPF_RET_INTEGER,
-	  { A(PTR_TO_CTX), A(ANYTHING), A(PTR_TO_MEM), A(CONST_SIZE), A(ANYTHING) }, true, TC_PROGS },
-	{ 10, "l3_csum_replace", h_l3_csum_replace, XBPF_RET_INTEGER,
-	  { A(PTR_TO_CTX), A(ANYTHING), A(ANYTHING), A(ANYTHING), A(ANYTHING) }, true, TC_PROGS },
-	{ 11, "l4_csum_replace", h_l4_csum_replace, XBPF_RET_INTEGER,
-	  { A(PTR_TO_CTX), A(ANYTHING), A(ANYTHING), A(ANYTHING), A(ANYTHING) }, true, TC_PROGS },
-	{ 20, "skb_get_tunnel_key", h_skb_get_tunnel_key, XBPF_RET_INTEGER,
-	  { A(PTR_TO_CTX), A(PTR_TO_UNINIT_MEM), A(CONST_SIZE), A(ANYTHING) }, false, TC_PROGS },
-	{ 21, "skb_set_tunnel_key", h_skb_set_tunnel_key, XBPF_RET_INTEGER,
-	  { A(PTR_TO_CTX), A(PTR_TO_MEM), A(CONST_SIZE), A(ANYTHING) }, false, TC_PROGS },
-	{ 23, "redirect", h_redirect, XBPF_RET_INTEGER, { A(ANYTHING), A(ANYTHING) }, false,
-	  TC_PROGS | PROG(XDP) },
-	{ 25, "perf_event_output", h_perf_event_output, XBPF_RET_INTEGER,
-	  { A(PTR_TO_CTX), A(CONST_MAP_PTR), A(ANYTHING), A(PTR_TO_MEM), A(CONST_SIZE_OR_ZERO) }, false,
-	  NET_PROGS | PROG(TRACEPOINT) },
-	{ 26, "skb_load_bytes", h_skb_load_bytes, XBPF_RET_INTEGER,
-	  { A(PTR_TO_CTX), A(ANYTHING), A(PTR_TO_UNINIT_MEM), A(CONST_SIZE) }, false,
-	  TC_PROGS | PROG(SOCKET_FILTER) },
-	{ 28, "csum_diff", h_csum_diff, XBPF_RET_INTEGER,
-	  { A(PTR_TO_MEM_OR_NULL), A(CONST_SIZE_OR_ZERO), A(PTR_TO_MEM_OR_NULL), A(CONST_SIZE_OR_ZERO),
-	    A(ANYTHING) },
-	  false, NET_PROGS },
-	{ 34, "get_hash_recalc", h_get_hash_recalc, XBPF_RET_INTEGER, { A(PTR_TO_CTX) }, false, TC_PROGS },
-	{ 39, "skb_pull_data", h_skb_pull_data, XBPF_RET_INTEGER, { A(PTR_TO_CTX), A(ANYTHING) }, true,
-	  TC_PROGS },
-	{ 44, "xdp_adjust_head", h_xdp_adjust_head, XBPF_RET_INTEGER, { A(PTR_TO_CTX), A(ANYTHING) }, true,
-	  PROG(XDP) },
-	{ 50, "skb_adjust_room", h_skb_adjust_room, XBPF_RET_INTEGER,
-	  { A(PTR_TO_CTX), A(ANYTHING), A(ANYTHING), A(ANYTHING) }, true, TC_PROGS },
-	{ 51, "redirect_map", h_redirect_map, XBPF_RET_INTEGER,
-	  { A(CONST_MAP_PTR), A(ANYTHING), A(ANYTHING) }, false, PROG(XDP) },
-	{ 54, "xdp_adjust_meta", h_xdp_adjust_meta, XBPF_RET_INTEGER, { A(PTR_TO_CTX), A(ANYTHING) }, true,
-	  PROG(XDP) },
-	{ 65, "xdp_adjust_tail", h_xdp_adjust_tail, XBPF_RET_INTEGER, { A(PTR_TO_CTX), A(ANYTHING) }, true,
-	  PROG(XDP) },
-	{ 125, "ktime_get_boot_ns", h_ktime_get_boot_ns, XBPF_RET_INTEGER, { 0 }, false, ALL_PROGS },
-	{ 130, "ringbuf_output", h_ringbuf_output, XBPF_RET_INTEGER,
-	  { A(CONST_MAP_PTR), A(PTR_TO_MEM), A(CONST_SIZE_OR_ZERO), A(ANYTHING) }, false, ALL_PROGS },
+static const xbpf_helper_fn impls[] = {
+	[BPF_FUNC_map_lookup_elem] = h_map_lookup_elem,
+	[BPF_FUNC_map_update_elem] = h_map_update_elem,
+	[BPF_FUNC_map_delete_elem] = h_map_delete_elem,
+	[BPF_FUNC_ktime_get_ns] = h_ktime_get_ns,
+	[BPF_FUNC_trace_printk] = h_trace_printk,
+	[BPF_FUNC_get_prandom_u32] = h_get_prandom_u32,
+	[BPF_FUNC_get_smp_processor_id] = h_get_smp_processor_id,
+	[BPF_FUNC_skb_store_bytes] = h_skb_store_bytes,
+	[BPF_FUNC_l3_csum_replace] = h_l3_csum_replace,
+	[BPF_FUNC_l4_csum_replace] = h_l4_csum_replace,
+	[BPF_FUNC_skb_get_tunnel_key] = h_skb_get_tunnel_key,
+	[BPF_FUNC_skb_set_tunnel_key] = h_skb_set_tunnel_key,
+	[BPF_FUNC_redirect] = h_redirect,
+	[BPF_FUNC_perf_event_output] = h_perf_event_output,
+	[BPF_FUNC_skb_load_bytes] = h_skb_load_bytes,
+	[BPF_FUNC_csum_diff] = h_csum_diff,
+	[BPF_FUNC_get_hash_recalc] = h_get_hash_recalc,
+	[BPF_FUNC_skb_pull_data] = h_skb_pull_data,
+	[BPF_FUNC_xdp_adjust_head] = h_xdp_adjust_head,
+	[BPF_FUNC_skb_adjust_room] = h_skb_adjust_room,
+	[BPF_FUNC_redirect_map] = h_redirect_map,
+	[BPF_FUNC_xdp_adjust_meta] = h_xdp_adjust_meta,
+	[BPF_FUNC_xdp_adjust_tail] = h_xdp_adjust_tail,
+	[BPF_FUNC_ktime_get_boot_ns] = h_ktime_get_boot_ns,
+	[BPF_FUNC_ringbuf_output] = h_ringbuf_output,
 };
 
-const struct xbpf_helper_proto *xbpf_helper_proto(int32_t id)
+xbpf_helper_fn xbpf_helper_impl(int32_t id)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
-		if (protos[i].id == id)
-			return &protos[i];
-	return NULL;
+	if (id < 0 || (size_t)id >= sizeof(impls) / sizeof(impls[0]))
+		return NULL;
+	return impls[id];
 }
