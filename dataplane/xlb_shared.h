@@ -228,20 +228,37 @@
 
 #define XLB_VIP_FILTER_BITS 4096
 
-/* Per-VIP flags, xlb_vip_meta.flags. */
+/*
+ * Per-VIP flags, xlb_vip_meta.flags: X(symbol, bit, name, doc).  The names
+ * are the API's, lbctl's and the config files' (control builds its tables
+ * from this list, so a flag added here is known everywhere).
+ */
+#define XLB_VIP_FLAGS(X)                                                                   \
+	X(XLB_VIP_F_NO_SPORT, 0, "no-sport", "hash without the source port (client affinity)") \
+	X(XLB_VIP_F_DPORT_ONLY, 1, "dport-only", "hash on dst address + dst port only")        \
+	X(XLB_VIP_F_NO_LRU, 2, "no-lru", "bypass the connection table")                        \
+	X(XLB_VIP_F_LOCAL, 3, "local", "deliver to this host: XDP_PASS")                      \
+	X(XLB_VIP_F_QUIC, 4, "quic", "UDP: route by QUIC connection ID")                     \
+	X(XLB_VIP_F_ALLOWLIST, 5, "allowlist", "only sources listed in xlb_allow")
+
 enum xlb_vip_flags {
-	XLB_VIP_F_NO_SPORT = 1u << 0,	   /* hash without the source port (client affinity) */
-	XLB_VIP_F_DPORT_ONLY = 1u << 1,	   /* hash on dst address + dst port only */
-	XLB_VIP_F_NO_LRU = 1u << 2,	   /* bypass the connection table */
-	XLB_VIP_F_LOCAL = 1u << 3,	   /* deliver to this host: XDP_PASS */
-	XLB_VIP_F_QUIC = 1u << 4,	   /* UDP: route by QUIC connection ID */
-	XLB_VIP_F_ALLOWLIST = 1u << 5,	   /* only sources listed in xlb_allow */
+#define XLB_VIP_FLAG_ENUM(sym, bit, name, doc) sym = 1u << (bit),
+#define XLB_VIP_FLAG_OR(sym, bit, name, doc) | (1u << (bit))
+	XLB_VIP_FLAGS(XLB_VIP_FLAG_ENUM)
+	XLB_VIP_F_ALL = 0 XLB_VIP_FLAGS(XLB_VIP_FLAG_OR),
+#undef XLB_VIP_FLAG_OR
+#undef XLB_VIP_FLAG_ENUM
 };
 
-/* Encapsulation kinds, xlb_vip_meta.encap and xlb_hc_real.encap. */
+/* Encapsulation kinds, xlb_vip_meta.encap and xlb_hc_real.encap: X(symbol, value, name, doc). */
+#define XLB_ENCAPS(X)                                                                     \
+	X(XLB_ENCAP_IP, 0, "ipip", "IPIP / IP6IP6 / 4in6 / 6in4 by address families")          \
+	X(XLB_ENCAP_GUE, 1, "gue", "IP in UDP to xlb_config.gue_port")
+
 enum xlb_encap {
-	XLB_ENCAP_IP = 0,  /* IPIP / IP6IP6 / 4in6 / 6in4 by address families */
-	XLB_ENCAP_GUE = 1, /* IP in UDP to xlb_config.gue_port */
+#define XLB_ENCAP_ENUM(sym, val, name, doc) sym = val,
+	XLB_ENCAPS(XLB_ENCAP_ENUM)
+#undef XLB_ENCAP_ENUM
 	XLB_ENCAP_MAX,
 };
 

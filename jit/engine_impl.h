@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "libxbpf_internal.h"
 #include "xbpf_engine.h"
 
 /* A program ready to run: map references resolved, functions known. */

@@ -43,32 +43,6 @@
 #define SKB_DATA_OFF 76
 #define SKB_DATA_END_OFF 80
 
-/*
- * Helper functions by id, filled on first use: the runtime's prototype table
- * is static, and a lookup per call would cost more than many helpers.
- * Racing threads store the same pointer.
- */
-#define HELPER_CACHE_SIZE 512
-static xbpf_helper_fn helper_cache[HELPER_CACHE_SIZE];
-
-static inline xbpf_helper_fn helper_fn(int32_t id)
-{
-	const struct xbpf_helper_proto *proto;
-	xbpf_helper_fn fn = NULL;
-
-	if (id >= 0 && id < HELPER_CACHE_SIZE) {
-		fn = __atomic_load_n(&helper_cache[id], __ATOMIC_RELAXED);
-		if (fn)
-			return fn;
-	}
-	proto = xbpf_helper_proto(id);
-	if (proto)
-		fn = proto->fn;
-	if (fn && id >= 0 && id < HELPER_CACHE_SIZE)
-		__atomic_store_n(&helper_cache[id], fn, __ATOMIC_RELAXED);
-	return fn;
-}
-
 struct call_frame {
 	const struct xbpf_insn *ret_pc; /* the call instruction */
 	uint64_t callee_saved[4];	/* caller's R6..R9 */
@@ -542,7 +516,7 @@ L_J32K_JSET:
 
 L_CALL:
 	if (pc->src_reg == 0) {
-		xbpf_helper_fn fn = helper_fn(pc->imm);
+		xbpf_helper_fn fn = xbpf_helper_impl(pc->imm);
 
 		if (__builtin_expect(!fn, 0))
 			FAULT(-ENOENT);

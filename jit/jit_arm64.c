@@ -944,11 +944,11 @@ static int emit_insn(struct a64_state *st, const struct a64_func *fn, uint32_t i
 					return -E2BIG;
 				emit(st, a64_b(true, off));
 			} else if (insn->src_reg == 0) {
-				const struct xbpf_helper_proto *proto = xbpf_helper_proto(insn->imm);
+				xbpf_helper_fn fn = xbpf_helper_impl(insn->imm);
 
-				if (!proto || !proto->fn)
+				if (!fn)
 					return -ENOTSUP;
-				emit_mov_imm(st, true, A64_TMP1, (uint64_t)(uintptr_t)proto->fn);
+				emit_mov_imm(st, true, A64_TMP1, (uint64_t)(uintptr_t)fn);
 				emit(st, a64_blr(A64_TMP1));
 			} else {
 				return -ENOTSUP; /* kfuncs */

@@ -666,12 +666,12 @@ static int emit_call(struct x64 *j, const struct xbpf_insn *insn, uint32_t idx)
 		return 0;
 	}
 	if (xbpf_insn_is_helper_call(insn)) {
-		const struct xbpf_helper_proto *proto = xbpf_helper_proto(insn->imm);
+		xbpf_helper_fn fn = xbpf_helper_impl(insn->imm);
 
-		if (!proto || !proto->fn)
+		if (!fn)
 			return -ENOTSUP;
 		/* R1-R5 are rdi, rsi, rdx, rcx, r8 already: just call. */
-		emit_mov_imm64(j, TMP, (uint64_t)(uintptr_t)proto->fn);
+		emit_mov_imm64(j, TMP, (uint64_t)(uintptr_t)fn);
 		emit_rex(j, false, 0, TMP, false);
 		emit1(j, 0xff);
 		emit_modrm_rr(j, 2, TMP); /* call *r11 */

@@ -24,9 +24,6 @@
 #include "engine_impl.h"
 #include "xbpf_verifier.h"
 
-/* The runtime core's print callback dispatcher (jit/core). */
-void __xbpf_pr(enum xbpf_print_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#define pr_warn(fmt, ...) __xbpf_pr(XBPF_WARN, "libxbpf: " fmt, ##__VA_ARGS__)
 
 struct xbpf_vm {
 	const struct xbpf_prog *prog;
@@ -54,28 +51,6 @@ const char *xbpf_engine_name(enum xbpf_engine_kind kind)
 	return "unknown";
 }
 
-/* libbpf's OPTS_VALID: a known size prefix, zeros in any newer fields. */
-static bool opts_valid(const void *opts, size_t known_sz, size_t user_sz)
-{
-	const uint8_t *p = opts;
-	size_t i;
-
-	if (!opts)
-		return true;
-	if (user_sz < sizeof(size_t))
-		return false;
-	for (i = known_sz; i < user_sz; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
-#define OPTS_SZ(type) (offsetof(struct type, type##__last_field) + sizeof(((struct type *)0)->type##__last_field))
-#define OPTS_OK(opts, type) opts_valid((opts), OPTS_SZ(type), (opts) ? (opts)->sz : 0)
-#define OPTS_GET(opts, field, fallback)                                                            \
-	((opts) && (opts)->sz >= offsetof(typeof(*(opts)), field) + sizeof((opts)->field)          \
-		 ? (opts)->field                                                                   \
-		 : (fallback))
 
 /* Messages of the structural check go where the verifier log would. */
 __attribute__((format(printf, 2, 3))) static void vm_log(const struct xbpf_vm_opts *opts,
@@ -291,7 +266,7 @@ struct xbpf_vm *xbpf_vm__new(const struct xbpf_prog *prog, const struct xbpf_vm_
 	size_t orig_cnt;
 	int err;
 
-	if (!prog || !OPTS_OK(opts, xbpf_vm_opts)) {
+	if (!prog || !OPTS_VALID(opts, xbpf_vm_opts)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -408,7 +383,7 @@ int xbpf_vm__test_run(struct xbpf_vm *vm, struct xbpf_test_run_opts *opts)
 	uint64_t t0, elapsed, r0 = 0, r1, r2;
 	int repeat, i, err, fault = 0;
 
-	if (!vm || !opts || !OPTS_OK(opts, xbpf_test_run_opts) || opts->repeat < 0) {
+	if (!vm || !opts || !OPTS_VALID(opts, xbpf_test_run_opts) || opts->repeat < 0) {
 		errno = EINVAL;
 		return -EINVAL;
 	}

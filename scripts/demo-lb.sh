@@ -27,7 +27,7 @@ esac
 [ "$(id -u)" = 0 ] || { echo "demo-lb: run as root (netns, XDP)" >&2; exit 1; }
 
 set +u
-source "$ROOT/tests/integration/topology.sh"
+source "$ROOT/scripts/lib/topology.sh"
 set -u
 LBCTL=$BUILD/control/lbctl
 XLBD=$BUILD/control/xlbd

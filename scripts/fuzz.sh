@@ -7,7 +7,7 @@
 # - a fuzz target is a meson executable named fuzz_<name>, declared only
 #   `if get_option('fuzz')`, compiling the code under test together with
 #   LLVMFuzzerTestOneInput and using c_args/link_args: xbpf_fuzz_args
-#   (jit/core/meson.build: -fsanitize=fuzzer,address);
+#   (core/meson.build: -fsanitize=fuzzer,address);
 # - its seed corpus lives in tests/<area>/corpus/fuzz_<name>/ (small files,
 #   committed), where <area> is the name of the folder the executable is
 #   built in (tests/core -> core, verifier -> verifier);

@@ -152,7 +152,7 @@ static size_t build_packets(struct demo_packet *pk)
 	return n;
 }
 
-static int setup(struct tool_engine *e)
+static int setup(struct testbed_engine *e)
 {
 	struct xlb_vip_key vip = { .port = htons(80), .proto = 6, .family = XLB_FAMILY_V4 };
 	struct xlb_vip_meta meta = { .vip_num = 0, .ring_half = 0, .encap = XLB_ENCAP_IP };
@@ -164,23 +164,23 @@ static int setup(struct tool_engine *e)
 
 	inet_pton(AF_INET, "10.0.0.1", &vip.addr.v4);
 	addr.addr = vip.addr;
-	err = tool_engine__map_update(e, "xlb_vips", &vip, &meta);
-	err = err ?: tool_engine__map_update(e, "xlb_vip_addrs", &addr, &zero);
+	err = testbed_engine__map_update(e, "xlb_vips", &vip, &meta);
+	err = err ?: testbed_engine__map_update(e, "xlb_vip_addrs", &addr, &zero);
 	for (real_num = 1; !err && real_num <= 2; real_num++) {
 		char text[32];
 
 		snprintf(text, sizeof(text), "192.168.1.%u", real_num);
 		inet_pton(AF_INET, text, &real.addr.v4);
-		err = tool_engine__map_update(e, "xlb_reals", &real_num, &real);
+		err = testbed_engine__map_update(e, "xlb_reals", &real_num, &real);
 	}
 	/* VIP 0, half 0 of the Maglev ring: reals 1 and 2 alternating. */
 	for (idx = 0; !err && idx < XLB_RING_SIZE; idx++) {
 		real_num = 1 + idx % 2;
-		err = tool_engine__map_update(e, "xlb_rings", &idx, &real_num);
+		err = testbed_engine__map_update(e, "xlb_rings", &idx, &real_num);
 	}
 	memcpy(cfg.gw_mac, "\x02\x00\x00\x00\x00\x01", 6);
 	inet_pton(AF_INET, "172.16.0.0", &cfg.src4);
-	err = err ?: tool_engine__map_update(e, "xlb_config", &zero, &cfg);
+	err = err ?: testbed_engine__map_update(e, "xlb_config", &zero, &cfg);
 	return err;
 }
 
@@ -203,10 +203,10 @@ static void format_cell(const struct tool_run_cell *c, char *buf, size_t len)
 	snprintf(buf, len, "%s/%u%s%s", xdp_action(c->retval), c->len, real[0] ? " ->" : "", real);
 }
 
-int demo_dataplane(const char *obj_path, enum tool_engine_kind kind, int *ret_mismatches)
+int demo_dataplane(const char *obj_path, enum testbed_engine_kind kind, int *ret_mismatches)
 {
-	struct tool_prog_src src = { .path = obj_path, .prog_name = "xlb_balancer" };
-	struct tool_engine *kern, *user;
+	struct testbed_prog_src src = { .path = obj_path, .prog_name = "xlb_balancer" };
+	struct testbed_engine *kern, *user;
 	struct demo_packet pk[12];
 	char ucol[40];
 	const char *note = "";
@@ -215,15 +215,15 @@ int demo_dataplane(const char *obj_path, enum tool_engine_kind kind, int *ret_mi
 
 	if (access(obj_path, R_OK))
 		return -ENOENT;
-	tool_engine__open_pair(kind, &src, "xlb_balancer", &kern, &user, &note, &user_err);
+	testbed_engine__open_pair(kind, &src, "xlb_balancer", &kern, &user, &note, &user_err);
 	if (kern && setup(kern))
 		printf("(kernel map setup failed)\n");
 	if (user && setup(user))
-		printf("(%s map setup failed)\n", tool_engine_kind_name(kind));
+		printf("(%s map setup failed)\n", testbed_engine_kind_name(kind));
 
 	printf("\ndataplane/balancer.bpf.o: xlb_balancer (XDP)\n"
 	       "  VIP 10.0.0.1:80/TCP -> reals 192.168.1.1, 192.168.1.2 (IPIP, outer src 172.16/16)\n");
-	snprintf(ucol, sizeof(ucol), "%s%s", tool_engine_kind_name(kind), note);
+	snprintf(ucol, sizeof(ucol), "%s%s", testbed_engine_kind_name(kind), note);
 	printf("  %-40s  %-28s  %-28s  %s\n", "packet", "kernel action/len", ucol, "match");
 	printf("  %-40s  %-28s  %-28s  %s\n", "------", "-----------------", "---------------",
 	       "-----");
@@ -233,8 +233,8 @@ int demo_dataplane(const char *obj_path, enum tool_engine_kind kind, int *ret_mi
 		char kbuf[48], ubuf[48];
 		const char *match;
 
-		tool_engine__run_cell(kern, pk[i].data, pk[i].len, &kc);
-		tool_engine__run_cell(user, pk[i].data, pk[i].len, &uc);
+		testbed_engine__run_cell(kern, pk[i].data, pk[i].len, &kc);
+		testbed_engine__run_cell(user, pk[i].data, pk[i].len, &uc);
 		format_cell(&kc, kbuf, sizeof(kbuf));
 		format_cell(&uc, ubuf, sizeof(ubuf));
 		if (!kern || !user)
@@ -250,7 +250,7 @@ int demo_dataplane(const char *obj_path, enum tool_engine_kind kind, int *ret_mi
 			(*ret_mismatches)++;
 		printf("  %-40s  %-28s  %-28s  %s\n", pk[i].desc, kbuf, ubuf, match);
 	}
-	tool_engine__close(user);
-	tool_engine__close(kern);
+	testbed_engine__close(user);
+	testbed_engine__close(kern);
 	return user_err;
 }

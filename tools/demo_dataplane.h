@@ -8,13 +8,13 @@
 #ifndef XBPF_TOOLS_DEMO_DATAPLANE_H
 #define XBPF_TOOLS_DEMO_DATAPLANE_H
 
-#include "tool_engine.h"
+#include "testbed.h"
 
 /*
  * Print the table for the balancer object at obj_path.  Returns 0,
  * -ENOENT when this build has no dataplane (or the object is missing), or
  * another -errno; *ret_mismatches counts rows where the engines disagree.
  */
-int demo_dataplane(const char *obj_path, enum tool_engine_kind kind, int *ret_mismatches);
+int demo_dataplane(const char *obj_path, enum testbed_engine_kind kind, int *ret_mismatches);
 
 #endif /* XBPF_TOOLS_DEMO_DATAPLANE_H */

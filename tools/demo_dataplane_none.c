@@ -4,7 +4,7 @@
 
 #include "demo_dataplane.h"
 
-int demo_dataplane(const char *obj_path, enum tool_engine_kind kind, int *ret_mismatches)
+int demo_dataplane(const char *obj_path, enum testbed_engine_kind kind, int *ret_mismatches)
 {
 	return -ENOENT;
 }

@@ -20,14 +20,13 @@
 #include <unistd.h>
 
 #include "demo_dataplane.h"
-#include "kernel_engine.h"
-#include "seed_lb.h"
+#include "testbed.h"
 
 #ifndef XLB_SEEDS_DIR
 #define XLB_SEEDS_DIR "../shared/seeds"
 #endif
 #ifndef XLB_SEED_SCRIPT
-#define XLB_SEED_SCRIPT "tests/seeds/build-seed-progs.py"
+#define XLB_SEED_SCRIPT "testbed/build-seed-progs.py"
 #endif
 #ifndef XLB_DATAPLANE_OBJ
 #define XLB_DATAPLANE_OBJ "dataplane/balancer.bpf.o"
@@ -47,12 +46,12 @@ static void format_cell(const struct seed_lb_prog *sp, const struct tool_run_cel
 		snprintf(buf, len, "%s/%u", sp->action_name(c->retval), c->len);
 }
 
-static int demo_prog(const struct seed_lb_prog *sp, const char *objdir, enum tool_engine_kind kind,
+static int demo_prog(const struct seed_lb_prog *sp, const char *objdir, enum testbed_engine_kind kind,
 		     int *ret_mismatches)
 {
-	struct tool_engine *kern, *user;
+	struct testbed_engine *kern, *user;
 	const struct seed_lb_packet *pkts;
-	struct tool_prog_src src = { 0 };
+	struct testbed_prog_src src = { 0 };
 	char path[4096], ucol[32];
 	const char *user_note = "";
 	size_t i, n;
@@ -62,13 +61,13 @@ static int demo_prog(const struct seed_lb_prog *sp, const char *objdir, enum too
 	src.path = path;
 	src.prog_name = sp->prog;
 
-	tool_engine__open_pair(kind, &src, sp->name, &kern, &user, &user_note, &user_err);
+	testbed_engine__open_pair(kind, &src, sp->name, &kern, &user, &user_note, &user_err);
 	if (kern && seed_lb_setup(kern))
 		printf("(kernel map setup failed)\n");
 	if (user && seed_lb_setup(user))
-		printf("(%s map setup failed)\n", tool_engine_kind_name(kind));
+		printf("(%s map setup failed)\n", testbed_engine_kind_name(kind));
 
-	snprintf(ucol, sizeof(ucol), "%s%s", tool_engine_kind_name(kind), user_note);
+	snprintf(ucol, sizeof(ucol), "%s%s", testbed_engine_kind_name(kind), user_note);
 	printf("\n%s: %s program %s, VIP proto TCP -> real %#x\n", sp->name,
 	       xbpf_prog_type_name(sp->type), sp->prog, SEED_MAGIC_VAL);
 	printf("  %-42s  %-22s  %-22s  %s\n", "packet", "kernel action/len", ucol, "match");
@@ -80,8 +79,8 @@ static int demo_prog(const struct seed_lb_prog *sp, const char *objdir, enum too
 		char kbuf[40], ubuf[40];
 		const char *match;
 
-		tool_engine__run_cell(kern, pkts[i].data, pkts[i].len, &kc);
-		tool_engine__run_cell(user, pkts[i].data, pkts[i].len, &uc);
+		testbed_engine__run_cell(kern, pkts[i].data, pkts[i].len, &kc);
+		testbed_engine__run_cell(user, pkts[i].data, pkts[i].len, &uc);
 		format_cell(sp, &kc, kbuf, sizeof(kbuf));
 		format_cell(sp, &uc, ubuf, sizeof(ubuf));
 		if (!kern || !user)
@@ -97,8 +96,8 @@ static int demo_prog(const struct seed_lb_prog *sp, const char *objdir, enum too
 			(*ret_mismatches)++;
 		printf("  %-42s  %-22s  %-22s  %s\n", pkts[i].desc, kbuf, ubuf, match);
 	}
-	tool_engine__close(user);
-	tool_engine__close(kern);
+	testbed_engine__close(user);
+	testbed_engine__close(kern);
 	return user_err;
 }
 
@@ -112,7 +111,7 @@ int main(int argc, char **argv)
 		{},
 	};
 	const char *seeds_dir = getenv("XLB_SEEDS_DIR"), *workdir = XLB_DEMO_WORKDIR;
-	enum tool_engine_kind kind = TOOL_ENGINE_INTERP;
+	enum testbed_engine_kind kind = TESTBED_ENGINE_INTERP;
 	int c, err, status, mismatches = 0, failed = 0, shown = 0;
 	size_t i;
 
@@ -124,7 +123,7 @@ int main(int argc, char **argv)
 		case 'd': seeds_dir = optarg; break;
 		case 'w': workdir = optarg; break;
 		case 'e':
-			if (tool_engine_kind_from_name(optarg, &kind) || kind == TOOL_ENGINE_KERNEL) {
+			if (testbed_engine_kind_from_name(optarg, &kind) || kind == TESTBED_ENGINE_KERNEL) {
 				fprintf(stderr, "xlb-demo: --engine interp or jit\n");
 				return 2;
 			}
@@ -138,8 +137,8 @@ int main(int argc, char **argv)
 	}
 
 	printf("xlb demo: L4 load-balancer programs, kernel vs xbpf %s\n",
-	       tool_engine_kind_name(kind));
-	if (!kern_engine_available() || geteuid() != 0)
+	       testbed_engine_kind_name(kind));
+	if (!testbed_kernel_available() || geteuid() != 0)
 		printf("(not root or no libbpf: the kernel column shows n/a)\n");
 	err = demo_dataplane(XLB_DATAPLANE_OBJ, kind, &mismatches);
 	if (err != -ENOENT)

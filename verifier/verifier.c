@@ -26,46 +26,6 @@
 
 #include "verifier_impl.h"
 
-static void xv_vrecord(struct xv_env *env, const char *fmt, va_list ap)
-{
-	struct xbpf_verify_info *info = env->info;
-	size_t n;
-
-	if (env->err_set)
-		return;
-	env->err_set = true;
-	env->err_insn = env->insn_idx;
-	if (!info)
-		return;
-	vsnprintf(info->err_msg, sizeof(info->err_msg), fmt, ap);
-	n = strlen(info->err_msg);
-	if (n && info->err_msg[n - 1] == '\n')
-		info->err_msg[n - 1] = '\0';
-}
-
-void xv_err(struct xv_env *env, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	xv_log_vprintf(&env->log, fmt, ap);
-	va_end(ap);
-	va_start(ap, fmt);
-	xv_vrecord(env, fmt, ap);
-	va_end(ap);
-}
-
-void xv_verbose(struct xv_env *env, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!env->log.level)
-		return;
-	va_start(ap, fmt);
-	xv_log_vprintf(&env->log, fmt, ap);
-	va_end(ap);
-}
-
 static const struct xbpf_map_spec *prog_map_spec(void *priv, int idx)
 {
 	const struct xbpf_prog *prog = priv;
@@ -199,16 +159,8 @@ int xbpf_verify(const struct xbpf_prog *prog, const struct xbpf_verify_opts *opt
 
 	if (!prog)
 		return -EINVAL;
-	if (opts) {
-		/* libbpf's OPTS_VALID: known size, and unknown trailing bytes all zero. */
-		size_t known = offsetof(struct xbpf_verify_opts, log_size) + sizeof(opts->log_size);
-
-		if (opts->sz < sizeof(size_t))
-			return -EINVAL;
-		for (size_t i = known; i < opts->sz; i++)
-			if (((const char *)opts)[i])
-				return -EINVAL;
-	}
+	if (!OPTS_VALID(opts, xbpf_verify_opts))
+		return -EINVAL;
 	if (!ret_info)
 		ret_info = &scratch;
 	memset(ret_info, 0, sizeof(*ret_info));
@@ -220,10 +172,10 @@ int xbpf_verify(const struct xbpf_prog *prog, const struct xbpf_verify_opts *opt
 	env.map_priv = (void *)prog;
 	env.info = ret_info;
 	env.err_insn = -1;
-	if (opts && opts->sz >= offsetof(struct xbpf_verify_opts, log_size) + sizeof(opts->log_size))
+	if (OPTS_HAS(opts, log_size))
 		xv_log_init(&env.log, opts->log_buf, opts->log_size, opts->log_level);
-	else if (opts && opts->sz >= offsetof(struct xbpf_verify_opts, log_level) + sizeof(int))
-		env.log.level = opts->log_level;
+	else
+		env.log.level = OPTS_GET(opts, log_level, 0);
 	if (!env.insns)
 		return -EINVAL;
 	return xv_verify_env(&env);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "libxbpf_internal.h"
 #include "tnum.h"
 #include "xbpf_verifier.h"
 

@@ -11,7 +11,7 @@
 set -u
 XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
 T=xlbt-c7-bch-$$
-source "$(dirname "$0")/../../tests/integration/topology.sh"
+source "$(dirname "$0")/../../scripts/lib/topology.sh"
 topo_check
 [ -f "$LB_OBJ" ] || topo_skip "dataplane objects not built"
 TOPO_TMP=$(mktemp -d /tmp/$T.XXXXXX)

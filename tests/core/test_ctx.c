@@ -12,14 +12,14 @@
 
 static uint64_t call(int id, uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
 {
-	const struct xbpf_helper_proto *p = xbpf_helper_proto(id);
+	xbpf_helper_fn fn = xbpf_helper_impl(id);
 
-	if (!p) {
+	if (!fn) {
 		fprintf(stderr, "helper %d missing\n", id);
 		test_failures++;
 		return 0;
 	}
-	return p->fn(r1, r2, r3, r4, r5);
+	return fn(r1, r2, r3, r4, r5);
 }
 
 static void fill_pkt(uint8_t *pkt, size_t len)

@@ -14,21 +14,18 @@
 #include <linux/bpf.h>
 #include <unistd.h>
 
-#include "xbpf.h"
+#include "insn.h"
 #include "testutil.h"
+#include "xbpf.h"
 
-#define INSN(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
-#define MOV64_IMM(d, i) INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
-#define MOV64_REG(d, s) INSN(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
-#define CALL(id) INSN(BPF_JMP | BPF_CALL, 0, 0, 0, id)
-#define EXIT() INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
-#define LDX_W(d, s, o) INSN(BPF_LDX | BPF_MEM | BPF_W, d, s, o, 0)
-#define ST_W(d, o, i) INSN(BPF_ST | BPF_MEM | BPF_W, d, 0, o, i)
+/* Test programs are built as xbpf_insn, which has the kernel's layout. */
+_Static_assert(sizeof(struct xbpf_insn) == sizeof(struct bpf_insn), "insn layout");
 
 /* Load a test program; `may_fail` for probes of fields a type may not read. */
-static int prog_load_opt(enum bpf_prog_type type, const struct bpf_insn *insns, size_t cnt,
+static int prog_load_opt(enum bpf_prog_type type, const struct xbpf_insn *xinsns, size_t cnt,
 			 bool may_fail)
 {
+	const struct bpf_insn *insns = (const struct bpf_insn *)xinsns;
 	char log[4096];
 	LIBBPF_OPTS(bpf_prog_load_opts, o, .log_buf = log, .log_size = sizeof(log), .log_level = 0);
 	int fd = bpf_prog_load(type, "xbpf_c2_t", "GPL", insns, cnt, &o);
@@ -41,7 +38,7 @@ static int prog_load_opt(enum bpf_prog_type type, const struct bpf_insn *insns, 
 	return fd;
 }
 
-static int prog_load(enum bpf_prog_type type, const struct bpf_insn *insns, size_t cnt)
+static int prog_load(enum bpf_prog_type type, const struct xbpf_insn *insns, size_t cnt)
 {
 	return prog_load_opt(type, insns, cnt, false);
 }
@@ -89,7 +86,7 @@ static void user_run(enum xbpf_prog_type type, int helper, uint64_t a2, uint64_t
 		return;
 	}
 	r1 = xbpf_run_ctx__r1(ctx);
-	r->retval = (uint32_t)xbpf_helper_proto(helper)->fn((uintptr_t)r1, a2, a3, a4, a5);
+	r->retval = (uint32_t)xbpf_helper_impl(helper)((uintptr_t)r1, a2, a3, a4, a5);
 	r->err = xbpf_run_ctx__finish(ctx, &o);
 	r->data_size = o.data_size_out;
 	r->ctx_size = o.ctx_size_out;
@@ -143,9 +140,9 @@ static void test_xdp_adjust(void)
 	fill(pkt, sizeof(pkt), 1);
 	for (h = 0; h < 3; h++) {
 		for (d = 0; d < sizeof(deltas) / sizeof(deltas[0]); d++) {
-			struct bpf_insn prog[] = {
-				MOV64_IMM(BPF_REG_2, deltas[d]),
-				CALL(helpers[h]),
+			struct xbpf_insn prog[] = {
+				MOV64K(BPF_REG_2, deltas[d]),
+				CALL_HELPER(helpers[h]),
 				EXIT(),
 			};
 			int fd = prog_load(BPF_PROG_TYPE_XDP, prog, 3);
@@ -169,9 +166,9 @@ static void test_xdp_adjust(void)
 /* xdp ctx_in with metadata and data_out truncation (-ENOSPC). */
 static void test_xdp_ctx(void)
 {
-	struct bpf_insn prog[] = {
-		MOV64_IMM(BPF_REG_2, -4),
-		CALL(BPF_FUNC_xdp_adjust_meta),
+	struct xbpf_insn prog[] = {
+		MOV64K(BPF_REG_2, -4),
+		CALL_HELPER(BPF_FUNC_xdp_adjust_meta),
 		EXIT(),
 	};
 	struct xdp_md in = { .data = 8, .data_end = 100 };
@@ -211,7 +208,7 @@ static void test_csum_diff(void)
 	int i;
 
 	for (i = 0; i < 40; i++) {
-		struct bpf_insn prog[64];
+		struct xbpf_insn prog[64];
 		uint32_t from[6], to[6];
 		int n = 0, j, fs, ts, fd;
 		uint32_t seedv;
@@ -232,21 +229,21 @@ static void test_csum_diff(void)
 			memset(to, 0, sizeof(to));
 		}
 		for (j = 0; j < 6; j++) {
-			prog[n++] = ST_W(BPF_REG_10, -24 + 4 * j, (int32_t)from[j]);
-			prog[n++] = ST_W(BPF_REG_10, -48 + 4 * j, (int32_t)to[j]);
+			prog[n++] = I(ST(W, BPF_REG_10, -24 + 4 * j, (int32_t)from[j]));
+			prog[n++] = I(ST(W, BPF_REG_10, -48 + 4 * j, (int32_t)to[j]));
 		}
-		prog[n++] = MOV64_REG(BPF_REG_1, BPF_REG_10);
-		prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_1, 0, 0, -24);
-		prog[n++] = MOV64_IMM(BPF_REG_2, fs);
-		prog[n++] = MOV64_REG(BPF_REG_3, BPF_REG_10);
-		prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_3, 0, 0, -48);
-		prog[n++] = MOV64_IMM(BPF_REG_4, ts);
-		prog[n++] = INSN(BPF_ALU | BPF_MOV | BPF_K, BPF_REG_5, 0, 0, (int32_t)seedv);
-		prog[n++] = CALL(BPF_FUNC_csum_diff);
-		prog[n++] = EXIT();
+		prog[n++] = I(MOV64X(BPF_REG_1, BPF_REG_10));
+		prog[n++] = I(INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_1, 0, 0, -24));
+		prog[n++] = I(MOV64K(BPF_REG_2, fs));
+		prog[n++] = I(MOV64X(BPF_REG_3, BPF_REG_10));
+		prog[n++] = I(INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_3, 0, 0, -48));
+		prog[n++] = I(MOV64K(BPF_REG_4, ts));
+		prog[n++] = I(INSN(BPF_ALU | BPF_MOV | BPF_K, BPF_REG_5, 0, 0, (int32_t)seedv));
+		prog[n++] = I(CALL_HELPER(BPF_FUNC_csum_diff));
+		prog[n++] = I(EXIT());
 		if (!fs) {
-			prog[n - 9] = MOV64_IMM(BPF_REG_1, 0); /* NULL from, size 0 */
-			prog[n - 8] = MOV64_IMM(BPF_REG_1, 0);
+			prog[n - 9] = I(MOV64K(BPF_REG_1, 0)); /* NULL from, size 0 */
+			prog[n - 8] = I(MOV64K(BPF_REG_1, 0));
 		}
 		fd = prog_load(BPF_PROG_TYPE_SCHED_CLS, prog, (size_t)n);
 		if (fd < 0) {
@@ -254,7 +251,7 @@ static void test_csum_diff(void)
 			return;
 		}
 		kernel_run(fd, pkt, sizeof(pkt), NULL, 0, sizeof(k.data), &k);
-		ours = xbpf_helper_proto(BPF_FUNC_csum_diff)->fn(fs ? (uintptr_t)from : 0, (uint64_t)fs,
+		ours = xbpf_helper_impl(BPF_FUNC_csum_diff)(fs ? (uintptr_t)from : 0, (uint64_t)fs,
 								  (uintptr_t)to, (uint64_t)ts, seedv);
 		if (k.err || k.retval != (uint32_t)ours) {
 			fprintf(stderr, "csum_diff(%d, %d, seed %#x): kernel %#x, ours %#x\n", fs, ts, seedv,
@@ -303,12 +300,12 @@ static void test_skb_helpers(void)
 	pkt[52] = pkt[53] = 0; /* a zero checksum for MANGLED_0 */
 	/* a field whose replacement makes the checksum zero */
 	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		struct bpf_insn prog[] = {
-			MOV64_IMM(BPF_REG_2, cases[c].off),
+		struct xbpf_insn prog[] = {
+			MOV64K(BPF_REG_2, cases[c].off),
 			INSN(BPF_ALU | BPF_MOV | BPF_K, BPF_REG_3, 0, 0, (int32_t)cases[c].from),
 			INSN(BPF_ALU | BPF_MOV | BPF_K, BPF_REG_4, 0, 0, (int32_t)cases[c].to),
-			MOV64_IMM(BPF_REG_5, (int32_t)cases[c].flags),
-			CALL(cases[c].helper),
+			MOV64K(BPF_REG_5, (int32_t)cases[c].flags),
+			CALL_HELPER(cases[c].helper),
 			EXIT(),
 		};
 		int fd = prog_load(BPF_PROG_TYPE_SCHED_CLS, prog, 6);
@@ -362,12 +359,12 @@ static void test_skb_room(void)
 	size_t c, p, l;
 
 	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		struct bpf_insn prog[] = {
-			MOV64_IMM(BPF_REG_2, cases[c].diff),
-			MOV64_IMM(BPF_REG_3, (int32_t)cases[c].mode),
+		struct xbpf_insn prog[] = {
+			MOV64K(BPF_REG_2, cases[c].diff),
+			MOV64K(BPF_REG_3, (int32_t)cases[c].mode),
 			INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_4, 0, 0, (int32_t)cases[c].flags),
 			INSN(0, 0, 0, 0, (int32_t)(cases[c].flags >> 32)),
-			CALL(BPF_FUNC_skb_adjust_room),
+			CALL_HELPER(BPF_FUNC_skb_adjust_room),
 			EXIT(),
 		};
 		int fd = prog_load(BPF_PROG_TYPE_SCHED_CLS, prog, 6);
@@ -393,7 +390,7 @@ static void test_skb_room(void)
 	/* which frame lengths test_run accepts, per ethertype */
 	{
 		static const uint16_t ethertypes[] = { 0x0800, 0x86dd, 0x0806, 0x8100, 0x0100 };
-		struct bpf_insn prog[] = { MOV64_IMM(BPF_REG_0, 0), EXIT() };
+		struct xbpf_insn prog[] = { MOV64K(BPF_REG_0, 0), EXIT() };
 		int fd = prog_load(BPF_PROG_TYPE_SCHED_CLS, prog, 2);
 		uint32_t len;
 
@@ -414,9 +411,9 @@ static void test_skb_room(void)
 	}
 	for (c = 0; c < 4; c++) {
 		static const int32_t pulls[] = { 0, 60, 61, 100000 };
-		struct bpf_insn prog[] = {
-			MOV64_IMM(BPF_REG_2, pulls[c]),
-			CALL(BPF_FUNC_skb_pull_data),
+		struct xbpf_insn prog[] = {
+			MOV64K(BPF_REG_2, pulls[c]),
+			CALL_HELPER(BPF_FUNC_skb_pull_data),
 			EXIT(),
 		};
 		int fd = prog_load(BPF_PROG_TYPE_SCHED_CLS, prog, 3);
@@ -474,8 +471,8 @@ static void test_ctx_fields(void)
 		enum bpf_prog_type kt = t ? BPF_PROG_TYPE_SOCKET_FILTER : BPF_PROG_TYPE_SCHED_CLS;
 
 		for (f = 0; f < sizeof(skb_fields) / sizeof(skb_fields[0]); f++) {
-			struct bpf_insn prog[] = {
-				LDX_W(BPF_REG_0, BPF_REG_1, skb_fields[f].off),
+			struct xbpf_insn prog[] = {
+				LDX(W, BPF_REG_0, BPF_REG_1, skb_fields[f].off),
 				EXIT(),
 			};
 			int fd = prog_load_opt(kt, prog, 2, true);
@@ -516,7 +513,7 @@ static void test_ctx_fields(void)
 	}
 	/* ctx_out and data_out of an skb run, ENOSPC included */
 	{
-		struct bpf_insn prog[] = { MOV64_IMM(BPF_REG_0, 0), EXIT() };
+		struct xbpf_insn prog[] = { MOV64K(BPF_REG_0, 0), EXIT() };
 		int fd = prog_load(BPF_PROG_TYPE_SCHED_CLS, prog, 2);
 		int sfd = prog_load(BPF_PROG_TYPE_SOCKET_FILTER, prog, 2);
 		uint32_t caps[] = { 0, 20, 64 };
@@ -557,7 +554,7 @@ static void test_ctx_fields(void)
 					    offsetof(struct xdp_md, egress_ifindex) };
 
 		for (f = 0; f < 3; f++) {
-			struct bpf_insn prog[] = { LDX_W(BPF_REG_0, BPF_REG_1, offs[f]), EXIT() };
+			struct xbpf_insn prog[] = { LDX(W, BPF_REG_0, BPF_REG_1, offs[f]), EXIT() };
 			int fd = prog_load_opt(BPF_PROG_TYPE_XDP, prog, 2, f == 2);
 			XBPF_OPTS(xbpf_test_run_opts, o, .data_in = pkt, .data_size_in = 64);
 			struct xbpf_run_ctx *ctx;
@@ -641,49 +638,49 @@ static void test_tunnel_key(void)
 	pkt[13] = 0x00;
 	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		uint8_t key[48], got[44];
-		struct bpf_insn prog[64];
+		struct xbpf_insn prog[64];
 		int n = 0, j, fd;
 
 		fill(key, sizeof(key), (uint32_t)c + 11);
 		memcpy(key + 22, &cases[c].ext, 2);
 		memcpy(key + 24, &cases[c].label, 4);
-		prog[n++] = MOV64_REG(BPF_REG_6, BPF_REG_1);
+		prog[n++] = I(MOV64X(BPF_REG_6, BPF_REG_1));
 		for (j = 0; j < 12; j++) {
 			uint32_t w;
 
 			memcpy(&w, key + 4 * j, 4);
-			prog[n++] = ST_W(BPF_REG_10, -48 + 4 * j, (int32_t)w);
+			prog[n++] = I(ST(W, BPF_REG_10, -48 + 4 * j, (int32_t)w));
 			if (j < 11)
-				prog[n++] = ST_W(BPF_REG_10, -96 + 4 * j, 0);
+				prog[n++] = I(ST(W, BPF_REG_10, -96 + 4 * j, 0));
 		}
-		prog[n++] = MOV64_REG(BPF_REG_1, BPF_REG_6);
-		prog[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
-		prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -48);
-		prog[n++] = MOV64_IMM(BPF_REG_3, (int32_t)cases[c].ssize);
-		prog[n++] = INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_4, 0, 0, (int32_t)cases[c].sflags);
-		prog[n++] = INSN(0, 0, 0, 0, (int32_t)(cases[c].sflags >> 32));
-		prog[n++] = CALL(BPF_FUNC_skb_set_tunnel_key);
-		prog[n++] = MOV64_REG(BPF_REG_7, BPF_REG_0);
-		prog[n++] = MOV64_REG(BPF_REG_1, BPF_REG_6);
-		prog[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
-		prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -96);
-		prog[n++] = MOV64_IMM(BPF_REG_3, (int32_t)cases[c].gsize);
-		prog[n++] = MOV64_IMM(BPF_REG_4, (int32_t)cases[c].gflags);
-		prog[n++] = CALL(BPF_FUNC_skb_get_tunnel_key);
-		prog[n++] = MOV64_REG(BPF_REG_8, BPF_REG_0);
-		prog[n++] = MOV64_REG(BPF_REG_1, BPF_REG_6);
-		prog[n++] = MOV64_IMM(BPF_REG_2, 0);
-		prog[n++] = MOV64_REG(BPF_REG_3, BPF_REG_10);
-		prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_3, 0, 0, -96);
-		prog[n++] = MOV64_IMM(BPF_REG_4, 44);
-		prog[n++] = MOV64_IMM(BPF_REG_5, 0);
-		prog[n++] = CALL(BPF_FUNC_skb_store_bytes);
-		prog[n++] = INSN(BPF_ALU64 | BPF_AND | BPF_K, BPF_REG_7, 0, 0, 0xffff);
-		prog[n++] = INSN(BPF_ALU64 | BPF_AND | BPF_K, BPF_REG_8, 0, 0, 0xffff);
-		prog[n++] = INSN(BPF_ALU64 | BPF_LSH | BPF_K, BPF_REG_8, 0, 0, 16);
-		prog[n++] = MOV64_REG(BPF_REG_0, BPF_REG_7);
-		prog[n++] = INSN(BPF_ALU64 | BPF_OR | BPF_X, BPF_REG_0, BPF_REG_8, 0, 0);
-		prog[n++] = EXIT();
+		prog[n++] = I(MOV64X(BPF_REG_1, BPF_REG_6));
+		prog[n++] = I(MOV64X(BPF_REG_2, BPF_REG_10));
+		prog[n++] = I(INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -48));
+		prog[n++] = I(MOV64K(BPF_REG_3, (int32_t)cases[c].ssize));
+		prog[n++] = I(INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_4, 0, 0, (int32_t)cases[c].sflags));
+		prog[n++] = I(INSN(0, 0, 0, 0, (int32_t)(cases[c].sflags >> 32)));
+		prog[n++] = I(CALL_HELPER(BPF_FUNC_skb_set_tunnel_key));
+		prog[n++] = I(MOV64X(BPF_REG_7, BPF_REG_0));
+		prog[n++] = I(MOV64X(BPF_REG_1, BPF_REG_6));
+		prog[n++] = I(MOV64X(BPF_REG_2, BPF_REG_10));
+		prog[n++] = I(INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -96));
+		prog[n++] = I(MOV64K(BPF_REG_3, (int32_t)cases[c].gsize));
+		prog[n++] = I(MOV64K(BPF_REG_4, (int32_t)cases[c].gflags));
+		prog[n++] = I(CALL_HELPER(BPF_FUNC_skb_get_tunnel_key));
+		prog[n++] = I(MOV64X(BPF_REG_8, BPF_REG_0));
+		prog[n++] = I(MOV64X(BPF_REG_1, BPF_REG_6));
+		prog[n++] = I(MOV64K(BPF_REG_2, 0));
+		prog[n++] = I(MOV64X(BPF_REG_3, BPF_REG_10));
+		prog[n++] = I(INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_3, 0, 0, -96));
+		prog[n++] = I(MOV64K(BPF_REG_4, 44));
+		prog[n++] = I(MOV64K(BPF_REG_5, 0));
+		prog[n++] = I(CALL_HELPER(BPF_FUNC_skb_store_bytes));
+		prog[n++] = I(INSN(BPF_ALU64 | BPF_AND | BPF_K, BPF_REG_7, 0, 0, 0xffff));
+		prog[n++] = I(INSN(BPF_ALU64 | BPF_AND | BPF_K, BPF_REG_8, 0, 0, 0xffff));
+		prog[n++] = I(INSN(BPF_ALU64 | BPF_LSH | BPF_K, BPF_REG_8, 0, 0, 16));
+		prog[n++] = I(MOV64X(BPF_REG_0, BPF_REG_7));
+		prog[n++] = I(INSN(BPF_ALU64 | BPF_OR | BPF_X, BPF_REG_0, BPF_REG_8, 0, 0));
+		prog[n++] = I(EXIT());
 		fd = prog_load(BPF_PROG_TYPE_SCHED_CLS, prog, (size_t)n);
 		if (fd < 0) {
 			test_failures++;
@@ -705,14 +702,14 @@ static void test_tunnel_key(void)
 			u.err = xbpf_run_ctx__new(XBPF_PROG_SCHED_CLS, &o, &ctx);
 			if (!u.err) {
 				r1 = xbpf_run_ctx__r1(ctx);
-				sret = xbpf_helper_proto(BPF_FUNC_skb_set_tunnel_key)
-					       ->fn((uintptr_t)r1, (uintptr_t)key, cases[c].ssize,
+				sret = xbpf_helper_impl(BPF_FUNC_skb_set_tunnel_key)
+					       ((uintptr_t)r1, (uintptr_t)key, cases[c].ssize,
 						    cases[c].sflags, 0);
-				gret = xbpf_helper_proto(BPF_FUNC_skb_get_tunnel_key)
-					       ->fn((uintptr_t)r1, (uintptr_t)got, cases[c].gsize,
+				gret = xbpf_helper_impl(BPF_FUNC_skb_get_tunnel_key)
+					       ((uintptr_t)r1, (uintptr_t)got, cases[c].gsize,
 						    cases[c].gflags, 0);
-				xbpf_helper_proto(BPF_FUNC_skb_store_bytes)
-					->fn((uintptr_t)r1, 0, (uintptr_t)got, sizeof(got), 0);
+				xbpf_helper_impl(BPF_FUNC_skb_store_bytes)
+					((uintptr_t)r1, 0, (uintptr_t)got, sizeof(got), 0);
 				u.retval = (uint32_t)(((gret & 0xffff) << 16) | (sret & 0xffff));
 				u.err = xbpf_run_ctx__finish(ctx, &o);
 				u.data_size = o.data_size_out;
@@ -735,7 +732,7 @@ static int quiet(enum xbpf_print_level level, const char *fmt, va_list ap)
 
 int main(void)
 {
-	struct bpf_insn probe[] = { MOV64_IMM(BPF_REG_0, 2), EXIT() };
+	struct bpf_insn probe[] = { MOV64K(BPF_REG_0, 2), EXIT() };
 	int fd;
 
 	xbpf_set_print(quiet);

@@ -110,9 +110,9 @@ static void test_percpu_array(void)
 	}
 	/* a program's update only touches its CPU's value */
 	xbpf_set_cpu(2);
-	const struct xbpf_helper_proto *upd = xbpf_helper_proto(2);
+	xbpf_helper_fn upd = xbpf_helper_impl(2);
 	uint32_t nv = 99;
-	CHECK(upd && upd->fn((uintptr_t)m, (uintptr_t)&k, (uintptr_t)&nv, 0, 0) == 0);
+	CHECK(upd && upd((uintptr_t)m, (uintptr_t)&k, (uintptr_t)&nv, 0, 0) == 0);
 	CHECK_EQ(xbpf_map__lookup(m, &k, out), 0);
 	CHECK_EQ(out[2], 99);
 	CHECK_EQ(out[1], 20);
@@ -172,9 +172,9 @@ static void test_hash(enum xbpf_map_type type)
 	k = 99999999;
 	CHECK_EQ(xbpf_map__get_next_key(m, &k, &next), 0);
 	/* program-side delete and update */
-	const struct xbpf_helper_proto *del = xbpf_helper_proto(3);
+	xbpf_helper_fn del = xbpf_helper_impl(3);
 	k = 7919 * 2;
-	CHECK(del && del->fn((uintptr_t)m, (uintptr_t)&k, 0, 0, 0) == 0);
+	CHECK(del && del((uintptr_t)m, (uintptr_t)&k, 0, 0, 0) == 0);
 	CHECK(!xbpf_map__lookup_elem(m, &k));
 	xbpf_map__free(m);
 }
@@ -350,7 +350,7 @@ static void test_lpm(void)
 static void test_ringbuf(void)
 {
 	struct xbpf_map *m = mk(XBPF_MAP_RINGBUF, 0, 0, 4096, 0, 1);
-	const struct xbpf_helper_proto *out = xbpf_helper_proto(130);
+	xbpf_helper_fn out = xbpf_helper_impl(130);
 	uint8_t rec[100], buf[200];
 	int i, n, produced = 0, consumed = 0;
 
@@ -359,12 +359,12 @@ static void test_ringbuf(void)
 	/* fill until EAGAIN: 4096 / (8 + 104) = 36 records */
 	for (i = 0; i < 100; i++) {
 		memset(rec, i, sizeof(rec));
-		if ((int64_t)out->fn((uintptr_t)m, (uintptr_t)rec, sizeof(rec), 0, 0) != 0)
+		if ((int64_t)out((uintptr_t)m, (uintptr_t)rec, sizeof(rec), 0, 0) != 0)
 			break;
 		produced++;
 	}
 	CHECK_EQ(produced, 4096 / (8 + 104));
-	CHECK_EQ((int64_t)out->fn((uintptr_t)m, (uintptr_t)rec, sizeof(rec), 0, 0), -EAGAIN);
+	CHECK_EQ((int64_t)out((uintptr_t)m, (uintptr_t)rec, sizeof(rec), 0, 0), -EAGAIN);
 	CHECK_EQ(xbpf_map__ringbuf_consume(m, buf, 10), -ENOSPC);
 	/* consume half, produce more (wraps), consume everything in order */
 	for (i = 0; i < 18; i++) {
@@ -376,7 +376,7 @@ static void test_ringbuf(void)
 	}
 	for (i = 0; i < 18; i++) {
 		memset(rec, produced, sizeof(rec));
-		CHECK_EQ((int64_t)out->fn((uintptr_t)m, (uintptr_t)rec, sizeof(rec), 0, 0), 0);
+		CHECK_EQ((int64_t)out((uintptr_t)m, (uintptr_t)rec, sizeof(rec), 0, 0), 0);
 		produced++;
 	}
 	while ((n = xbpf_map__ringbuf_consume(m, buf, sizeof(buf))) > 0) {
@@ -386,7 +386,7 @@ static void test_ringbuf(void)
 	}
 	CHECK_EQ(n, -EAGAIN);
 	CHECK_EQ(consumed, produced);
-	CHECK_EQ((int64_t)out->fn((uintptr_t)m, (uintptr_t)rec, 10, 4 /* bad flag */, 0), -EINVAL);
+	CHECK_EQ((int64_t)out((uintptr_t)m, (uintptr_t)rec, 10, 4 /* bad flag */, 0), -EINVAL);
 	CHECK_EQ(xbpf_map__lookup(m, NULL, buf), -ENOTSUP);
 	xbpf_map__free(m);
 }
@@ -432,7 +432,7 @@ static void test_map_in_map(void)
 	CHECK_EQ(xbpf_map__delete(outer, &k), -ENOENT);
 	CHECK(!xbpf_map__lookup_elem(outer, &k));
 	/* programs cannot update maps of maps */
-	CHECK_EQ((int64_t)xbpf_helper_proto(2)->fn((uintptr_t)houter, (uintptr_t)&k, (uintptr_t)&inner,
+	CHECK_EQ((int64_t)xbpf_helper_impl(2)((uintptr_t)houter, (uintptr_t)&k, (uintptr_t)&inner,
 						    0, 0), -EOPNOTSUPP);
 	xbpf_map__free(outer);
 	xbpf_map__free(houter);
@@ -443,17 +443,17 @@ static void test_map_in_map(void)
 static void test_devmap(void)
 {
 	struct xbpf_map *m = mk(XBPF_MAP_DEVMAP, 4, 4, 8, 0, 1);
-	const struct xbpf_helper_proto *rm = xbpf_helper_proto(51);
+	xbpf_helper_fn rm = xbpf_helper_impl(51);
 	struct xbpf_redirect r;
 	uint32_t k = 3, ifindex = 42, out;
 
 	CHECK(m && rm);
 	CHECK_EQ(xbpf_map__lookup(m, &k, &out), -ENOENT);
 	/* empty slot: the low bits of flags are the action (XDP_PASS = 2) */
-	CHECK_EQ(rm->fn((uintptr_t)m, k, 2, 0, 0), 2);
+	CHECK_EQ(rm((uintptr_t)m, k, 2, 0, 0), 2);
 	CHECK_EQ(xbpf_map__update(m, &k, &ifindex, XBPF_ANY), 0);
 	CHECK_EQ(xbpf_map__update(m, &k, &ifindex, XBPF_NOEXIST), -EEXIST);
-	CHECK_EQ(rm->fn((uintptr_t)m, k, 0, 0, 0), 4 /* XDP_REDIRECT */);
+	CHECK_EQ(rm((uintptr_t)m, k, 0, 0, 0), 4 /* XDP_REDIRECT */);
 	xbpf_last_redirect(&r);
 	CHECK_EQ(r.ifindex, 42);
 	CHECK(r.map == m);
@@ -481,7 +481,7 @@ struct stress {
 static void *stress_worker(void *arg)
 {
 	struct stress *s = arg;
-	const struct xbpf_helper_proto *upd = xbpf_helper_proto(2), *del = xbpf_helper_proto(3);
+	xbpf_helper_fn upd = xbpf_helper_impl(2), del = xbpf_helper_impl(3);
 	uint32_t i = 0;
 
 	xbpf_set_cpu(s->id);
@@ -489,11 +489,11 @@ static void *stress_worker(void *arg)
 		uint64_t key = (uint64_t)s->id << 32 | (i % STRESS_KEYS), val = key * 3;
 		uint64_t *p;
 
-		upd->fn((uintptr_t)s->map, (uintptr_t)&key, (uintptr_t)&val, XBPF_ANY, 0);
+		upd((uintptr_t)s->map, (uintptr_t)&key, (uintptr_t)&val, XBPF_ANY, 0);
 		p = xbpf_map__lookup_elem(s->map, &key);
 		(void)p;
 		if (i % 7 == 0)
-			del->fn((uintptr_t)s->map, (uintptr_t)&key, 0, 0, 0);
+			del((uintptr_t)s->map, (uintptr_t)&key, 0, 0, 0);
 		i++;
 		s->ops++;
 	}
@@ -501,7 +501,7 @@ static void *stress_worker(void *arg)
 	for (i = 0; i < STRESS_KEYS; i++) {
 		uint64_t key = (uint64_t)s->id << 32 | i, val = key * 3;
 
-		upd->fn((uintptr_t)s->map, (uintptr_t)&key, (uintptr_t)&val, XBPF_ANY, 0);
+		upd((uintptr_t)s->map, (uintptr_t)&key, (uintptr_t)&val, XBPF_ANY, 0);
 	}
 	return NULL;
 }
@@ -577,7 +577,7 @@ static void *lru_churn(void *arg)
 
 		v = key;
 		if (!p)
-			xbpf_helper_proto(2)->fn((uintptr_t)c->map, (uintptr_t)&key, (uintptr_t)&v, 0, 0);
+			xbpf_helper_impl(2)((uintptr_t)c->map, (uintptr_t)&key, (uintptr_t)&v, 0, 0);
 		c->ops++;
 	}
 	return NULL;

@@ -7,7 +7,7 @@
 set -u
 XLBD=$1 LBCTL=$2 LB_OBJ=$4
 T=xlbt-c7-ntf-$$
-source "$(dirname "$0")/topology.sh"
+source "$(dirname "$0")/it_lib.sh"
 topo_check
 TOPO_TMP=$(mktemp -d /tmp/$T.XXXXXX)
 cleanup() { xlbd_teardown; [ -n "${lst:-}" ] && kill $lst 2>/dev/null; ip netns del $T-lb 2>/dev/null; rm -rf "$TOPO_TMP"; }

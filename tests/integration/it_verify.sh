@@ -8,7 +8,7 @@
 set -u
 XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
 T=xlbt-c7-vfy-$$
-source "$(dirname "$0")/topology.sh"
+source "$(dirname "$0")/it_lib.sh"
 it_begin
 
 "$LBCTL" verify "$LB_OBJ"

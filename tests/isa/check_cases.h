@@ -6,7 +6,7 @@
 #ifndef XBPF_TEST_CHECK_CASES_H
 #define XBPF_TEST_CHECK_CASES_H
 
-#include "insn_macros.h"
+#include "insn.h"
 
 struct check_case {
 	struct xbpf_insn insn[2];

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "check_cases.h"
-#include "insn_macros.h"
+#include "insn.h"
 #include "xbpf_isa.h"
 
 #include "test_check.h"

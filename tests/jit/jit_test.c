@@ -2,7 +2,7 @@
 /*
  * jit_test.c - builder, runners and the test helpers of the hermetic JIT
  * tests.  These binaries link the JIT sources directly and provide
- * xbpf_helper_proto() here, so that helper calls hit functions whose
+ * xbpf_helper_impl() here, so that helper calls hit functions whose
  * behaviour the tests control (argument passing, stack alignment, W^X).
  */
 #include <errno.h>
@@ -118,21 +118,20 @@ static uint64_t th_map_lookup_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t
 	return (uint64_t)(uintptr_t)(map->data + (size_t)key * map->value_size);
 }
 
-static const struct xbpf_helper_proto th_protos[] = {
-	{ .id = TH_MAP_LOOKUP, .name = "map_lookup_elem", .fn = th_map_lookup_fn },
-	{ .id = TH_CALLBACK, .name = "test_callback", .fn = th_callback_fn },
-	{ .id = TH_LOG, .name = "test_log", .fn = th_log_fn },
-	{ .id = TH_DUMP, .name = "test_dump", .fn = th_dump_fn },
-	{ .id = TH_MIX, .name = "test_mix", .fn = th_mix_fn },
-	{ .id = TH_WX, .name = "test_wx", .fn = th_wx_fn },
-	{ .id = TH_COUNT, .name = "test_count", .fn = th_count_fn },
+static const struct {
+	int32_t id;
+	xbpf_helper_fn fn;
+} th_impls[] = {
+	{ TH_MAP_LOOKUP, th_map_lookup_fn }, { TH_CALLBACK, th_callback_fn }, { TH_LOG, th_log_fn },
+	{ TH_DUMP, th_dump_fn },	     { TH_MIX, th_mix_fn },	      { TH_WX, th_wx_fn },
+	{ TH_COUNT, th_count_fn },
 };
 
-const struct xbpf_helper_proto *xbpf_helper_proto(int32_t id)
+xbpf_helper_fn xbpf_helper_impl(int32_t id)
 {
-	for (size_t i = 0; i < sizeof(th_protos) / sizeof(th_protos[0]); i++)
-		if (th_protos[i].id == id)
-			return &th_protos[i];
+	for (size_t i = 0; i < sizeof(th_impls) / sizeof(th_impls[0]); i++)
+		if (th_impls[i].id == id)
+			return th_impls[i].fn;
 	return NULL;
 }
 

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * jit_test.h - shared pieces of the JIT tests: an instruction builder, a
- * growable program, runners for the JIT and the reference interpreter, and
+ * jit_test.h - shared pieces of the JIT tests: a growable program, runners for the JIT and the reference interpreter, and
  * the test helpers the hermetic JIT tests link in place of the core's.
  */
 #ifndef XBPF_TEST_JIT_TEST_H
@@ -12,27 +11,11 @@
 #include <stdio.h>
 
 #include "engine_impl.h"
+#include "insn.h"
 #include "ref_interp.h"
 
-#define INSN(c, d, s, o, i) ((struct xbpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
-#define ALU64_IMM(op, d, i) INSN(XBPF_ALU64 | (op) | XBPF_K, d, 0, 0, i)
-#define ALU64_REG(op, d, s) INSN(XBPF_ALU64 | (op) | XBPF_X, d, s, 0, 0)
-#define ALU32_IMM(op, d, i) INSN(XBPF_ALU | (op) | XBPF_K, d, 0, 0, i)
-#define ALU32_REG(op, d, s) INSN(XBPF_ALU | (op) | XBPF_X, d, s, 0, 0)
-#define MOV64_IMM(d, i) ALU64_IMM(XBPF_MOV, d, i)
-#define MOV64_REG(d, s) ALU64_REG(XBPF_MOV, d, s)
-#define LDX_MEM(sz, d, s, o) INSN(XBPF_LDX | XBPF_MEM | (sz), d, s, o, 0)
-#define STX_MEM(sz, d, s, o) INSN(XBPF_STX | XBPF_MEM | (sz), d, s, o, 0)
-#define ST_MEM(sz, d, o, i) INSN(XBPF_ST | XBPF_MEM | (sz), d, 0, o, i)
-#define JMP_IMM(op, d, i, o) INSN(XBPF_JMP | (op) | XBPF_K, d, 0, o, i)
-#define JMP_REG(op, d, s, o) INSN(XBPF_JMP | (op) | XBPF_X, d, s, o, 0)
-#define JA(o) INSN(XBPF_JMP | XBPF_JA, 0, 0, o, 0)
-#define CALL_HELPER(id) INSN(XBPF_JMP | XBPF_CALL, 0, 0, 0, id)
-#define CALL_REL(rel) INSN(XBPF_JMP | XBPF_CALL, 0, XBPF_PSEUDO_CALL, 0, rel)
-#define EXIT_INSN() INSN(XBPF_JMP | XBPF_EXIT, 0, 0, 0, 0)
-
 /*
- * Test helpers (hermetic tests provide xbpf_helper_proto() themselves).
+ * Test helpers (hermetic tests provide xbpf_helper_impl() themselves).
  * Id 1 is bpf_map_lookup_elem over struct fake_map, so kernel-loadable
  * programs run unchanged; the test-only helpers sit far above real ids.
  */

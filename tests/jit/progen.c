@@ -107,7 +107,7 @@ static void init_reg(struct gen *g, uint8_t r)
 	if (rnd(2))
 		tprog_ld_imm64(g->p, r, rnd_value());
 	else
-		add(g, INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, r, 0, 0, rnd_imm()));
+		add(g, I(INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, r, 0, 0, rnd_imm())));
 }
 
 static void gen_alu(struct gen *g)
@@ -125,16 +125,15 @@ static void gen_alu(struct gen *g)
 
 	switch (op) {
 	case XBPF_NEG:
-		add(g, INSN(cls | op | XBPF_K, dst, 0, 0, 0));
+		add(g, I(INSN(cls | op | XBPF_K, dst, 0, 0, 0)));
 		return;
 	case XBPF_END: {
 		static const int32_t widths[] = { 16, 32, 64 };
 
 		if (w) /* v4 bswap */
-			add(g, INSN(XBPF_ALU64 | XBPF_END | XBPF_TO_LE, dst, 0, 0, widths[rnd(3)]));
+			add(g, I(INSN(XBPF_ALU64 | XBPF_END | XBPF_TO_LE, dst, 0, 0, widths[rnd(3)])));
 		else
-			add(g, INSN(XBPF_ALU | XBPF_END | (x ? XBPF_TO_BE : XBPF_TO_LE), dst, 0, 0,
-				    widths[rnd(3)]));
+			add(g, I(INSN(XBPF_ALU | XBPF_END | (x ? XBPF_TO_BE : XBPF_TO_LE), dst, 0, 0, widths[rnd(3)])));
 		return;
 	}
 	case XBPF_LSH:
@@ -158,9 +157,9 @@ static void gen_alu(struct gen *g)
 		break;
 	}
 	if (x)
-		add(g, INSN(cls | op | XBPF_X, dst, src, off, 0));
+		add(g, I(INSN(cls | op | XBPF_X, dst, src, off, 0)));
 	else
-		add(g, INSN(cls | op | XBPF_K, dst, 0, off, imm));
+		add(g, I(INSN(cls | op | XBPF_K, dst, 0, off, imm)));
 }
 
 static const uint8_t sizes[] = { XBPF_B, XBPF_H, XBPF_W, XBPF_DW };
@@ -185,19 +184,19 @@ static void gen_mem(struct gen *g, uint8_t base, int span, int16_t bias)
 		reg = rnd_reg(g);
 	switch (rnd(5)) {
 	case 0:
-		add(g, INSN(XBPF_ST | XBPF_MEM | size, base, 0, off, rnd_imm()));
+		add(g, I(INSN(XBPF_ST | XBPF_MEM | size, base, 0, off, rnd_imm())));
 		break;
 	case 1:
-		add(g, INSN(XBPF_STX | XBPF_MEM | size, base, reg, off, 0));
+		add(g, I(INSN(XBPF_STX | XBPF_MEM | size, base, reg, off, 0)));
 		break;
 	case 2:
 		if (size != XBPF_DW && rnd(2)) {
-			add(g, INSN(XBPF_LDX | XBPF_MEMSX | size, reg, base, off, 0));
+			add(g, I(INSN(XBPF_LDX | XBPF_MEMSX | size, reg, base, off, 0)));
 			break;
 		}
 		/* fallthrough */
 	case 3:
-		add(g, INSN(XBPF_LDX | XBPF_MEM | size, reg, base, off, 0));
+		add(g, I(INSN(XBPF_LDX | XBPF_MEM | size, reg, base, off, 0)));
 		break;
 	default: {
 		static const int32_t aops[] = {
@@ -212,7 +211,7 @@ static void gen_mem(struct gen *g, uint8_t base, int span, int16_t bias)
 		if (aop == XBPF_CMPXCHG && base == 0 && g->o->mode == PROGEN_XDP)
 			aop = XBPF_XCHG; /* the kernel refuses R0 as address and comparand */
 		off = (int16_t)(rnd_off(span, w ? 8 : 4) + bias);
-		add(g, INSN(XBPF_STX | XBPF_ATOMIC | (w ? XBPF_DW : XBPF_W), base, reg, off, aop));
+		add(g, I(INSN(XBPF_STX | XBPF_ATOMIC | (w ? XBPF_DW : XBPF_W), base, reg, off, aop)));
 		break;
 	}
 	}
@@ -225,8 +224,8 @@ static void gen_ptr_mem(struct gen *g)
 	uint8_t x = rnd_reg(g);
 	int16_t bias = (int16_t)(8 * rnd(span / 8 / 2 + 1));
 
-	add(g, MOV64_REG(x, XBPF_REG_FP));
-	add(g, ALU64_IMM(XBPF_ADD, x, -bias));
+	add(g, I(MOV64X(x, XBPF_REG_FP)));
+	add(g, I(A64K(ADD, x, -bias)));
 	gen_mem(g, x, span - bias, bias);
 	/* rnd_reg() never picks R10, so x may also be the loaded register: fine */
 	init_reg(g, x);
@@ -243,14 +242,14 @@ static void gen_helper_call(struct gen *g)
 {
 	if (g->func > 0) /* R1 may hold the caller's pointer on some path */
 		init_reg(g, 1);
-	add(g, CALL_HELPER(TH_MIX));
+	add(g, I(CALL_HELPER(TH_MIX)));
 	reinit_args(g);
 }
 
 static void ld_map(struct gen *g, uint8_t dst, int map)
 {
-	add(g, INSN(XBPF_LD | XBPF_DW | XBPF_IMM, dst, XBPF_PSEUDO_MAP_FD, 0, map));
-	add(g, INSN(0, 0, 0, 0, 0));
+	add(g, I(INSN(XBPF_LD | XBPF_DW | XBPF_IMM, dst, XBPF_PSEUDO_MAP_FD, 0, map)));
+	add(g, I(INSN(0, 0, 0, 0, 0)));
 }
 
 /* Accesses of the value or packet at `base`, `span` bytes, value regs not in `mask`. */
@@ -263,14 +262,13 @@ static void gen_checked_accesses(struct gen *g, uint8_t base, int span, uint32_t
 
 		switch (rnd(atomics ? 4 : 3)) {
 		case 0:
-			add(g, INSN(XBPF_LDX | (size != XBPF_DW && rnd(2) ? XBPF_MEMSX : XBPF_MEM) | size, reg,
-				    base, off, 0));
+			add(g, I(INSN(XBPF_LDX | (size != XBPF_DW && rnd(2) ? XBPF_MEMSX : XBPF_MEM) | size, reg, base, off, 0)));
 			break;
 		case 1:
-			add(g, INSN(XBPF_STX | XBPF_MEM | size, base, reg, off, 0));
+			add(g, I(INSN(XBPF_STX | XBPF_MEM | size, base, reg, off, 0)));
 			break;
 		case 2:
-			add(g, INSN(XBPF_ST | XBPF_MEM | size, base, 0, off, rnd_imm()));
+			add(g, I(INSN(XBPF_ST | XBPF_MEM | size, base, 0, off, rnd_imm())));
 			break;
 		default: {
 			static const int32_t aops[] = {
@@ -284,7 +282,7 @@ static void gen_checked_accesses(struct gen *g, uint8_t base, int span, uint32_t
 			if (aop == XBPF_CMPXCHG && (base == 0 || reg == 0))
 				aop = XBPF_XCHG; /* R0 is the comparand */
 			off = (int16_t)(rnd((uint32_t)(span / (w ? 8 : 4))) * (w ? 8 : 4));
-			add(g, INSN(XBPF_STX | XBPF_ATOMIC | (w ? XBPF_DW : XBPF_W), base, reg, off, aop));
+			add(g, I(INSN(XBPF_STX | XBPF_ATOMIC | (w ? XBPF_DW : XBPF_W), base, reg, off, aop)));
 			break;
 		}
 		}
@@ -297,17 +295,17 @@ static void gen_map_block(struct gen *g)
 	int16_t slot = (int16_t)(-8 * (int)(1 + rnd((uint32_t)(g->depth[g->func] / 8))));
 	uint32_t at;
 
-	add(g, ST_MEM(XBPF_W, XBPF_REG_FP, slot, (int32_t)rnd(PROGEN_DATA_ENTRIES + 1)));
+	add(g, I(ST(W, XBPF_REG_FP, slot, (int32_t)rnd(PROGEN_DATA_ENTRIES + 1))));
 	ld_map(g, 1, PROGEN_MAP_DATA);
-	add(g, MOV64_REG(2, XBPF_REG_FP));
-	add(g, ALU64_IMM(XBPF_ADD, 2, slot));
-	add(g, CALL_HELPER(1)); /* bpf_map_lookup_elem */
+	add(g, I(MOV64X(2, XBPF_REG_FP)));
+	add(g, I(A64K(ADD, 2, slot)));
+	add(g, I(CALL_HELPER(1))); /* bpf_map_lookup_elem */
 	at = g->p->cnt;
-	add(g, JMP_IMM(XBPF_JEQ, 0, 0, 0));
+	add(g, I(JK(JEQ, 0, 0, 0)));
 	/* R1-R5 are dead after the call */
 	gen_checked_accesses(g, 0, PROGEN_DATA_VALUE, 0x7fu, true);
 	g->p->insns[at].off = (int16_t)(g->p->cnt - at - 1);
-	add(g, MOV64_IMM(0, rnd_imm()));
+	add(g, I(MOV64K(0, rnd_imm())));
 	reinit_args(g);
 }
 
@@ -317,12 +315,12 @@ static void gen_packet_block(struct gen *g)
 	int n = 8 * (int)(1 + rnd(PROGEN_PKT_ACCESS / 8));
 	uint32_t at;
 
-	add(g, LDX_MEM(XBPF_W, 4, 6, 0)); /* xdp_md.data */
-	add(g, LDX_MEM(XBPF_W, 5, 6, 4)); /* xdp_md.data_end */
-	add(g, MOV64_REG(3, 4));
-	add(g, ALU64_IMM(XBPF_ADD, 3, n));
+	add(g, I(LDX(W, 4, 6, 0))); /* xdp_md.data */
+	add(g, I(LDX(W, 5, 6, 4))); /* xdp_md.data_end */
+	add(g, I(MOV64X(3, 4)));
+	add(g, I(A64K(ADD, 3, n)));
 	at = g->p->cnt;
-	add(g, JMP_REG(XBPF_JGT, 3, 5, 0));
+	add(g, I(JX(JGT, 3, 5, 0)));
 	gen_checked_accesses(g, 4, n, 1u << 3 | 1u << 4 | 1u << 5 | 1u << 6, false);
 	g->p->insns[at].off = (int16_t)(g->p->cnt - at - 1);
 	init_reg(g, 3);
@@ -333,10 +331,10 @@ static void gen_packet_block(struct gen *g)
 static void gen_bpf_call_to(struct gen *g, int callee)
 {
 
-	add(g, MOV64_REG(1, XBPF_REG_FP));
-	add(g, ALU64_IMM(XBPF_ADD, 1, -16));
+	add(g, I(MOV64X(1, XBPF_REG_FP)));
+	add(g, I(A64K(ADD, 1, -16)));
 	g->calls[g->ncalls++] = (struct fixup){ .at = g->p->cnt, .target = callee, .is_call = true };
-	add(g, CALL_REL(0));
+	add(g, I(CALL_PC(0)));
 	reinit_args(g);
 }
 
@@ -363,11 +361,11 @@ static void gen_jump(struct gen *g, int block)
 		bool gotol = rnd(2);
 
 		g->jumps[g->njumps - 1].gotol = gotol;
-		add(g, INSN((gotol ? XBPF_JMP32 : XBPF_JMP) | XBPF_JA, 0, 0, 0, 0));
+		add(g, I(INSN((gotol ? XBPF_JMP32 : XBPF_JMP) | XBPF_JA, 0, 0, 0, 0)));
 	} else if (rnd(2)) {
-		add(g, INSN(cls | conds[rnd(sizeof(conds))] | XBPF_X, rnd_reg(g), rnd_reg(g), 0, 0));
+		add(g, I(INSN(cls | conds[rnd(sizeof(conds))] | XBPF_X, rnd_reg(g), rnd_reg(g), 0, 0)));
 	} else {
-		add(g, INSN(cls | conds[rnd(sizeof(conds))] | XBPF_K, rnd_reg(g), 0, 0, rnd_imm()));
+		add(g, I(INSN(cls | conds[rnd(sizeof(conds))] | XBPF_K, rnd_reg(g), 0, 0, rnd_imm())));
 	}
 }
 
@@ -418,16 +416,16 @@ static void gen_func(struct gen *g, int f)
 	tprog_func(p, (uint16_t)depth);
 
 	if (xdp && f == 0)
-		add(g, MOV64_REG(6, 1)); /* keep the context */
+		add(g, I(MOV64X(6, 1))); /* keep the context */
 	/* Registers the verifier would call uninitialized get values first. */
 	for (uint8_t r = 0; r <= 9; r++)
 		if ((f == 0 || r == 0 || r >= 6) && !(xdp && f == 0 && r == 6))
 			init_reg(g, r);
 	for (int off = 8; off <= depth; off += 8) {
 		if (rnd(2))
-			add(g, ST_MEM(XBPF_DW, XBPF_REG_FP, -off, rnd_imm()));
+			add(g, I(ST(DW, XBPF_REG_FP, -off, rnd_imm())));
 		else
-			add(g, STX_MEM(XBPF_DW, XBPF_REG_FP, (uint8_t)(7 + rnd(3)), -off));
+			add(g, I(STX(DW, XBPF_REG_FP, (uint8_t)(7 + rnd(3)), -off)));
 	}
 
 	for (int b = 0; b < g->o->body_blocks; b++) {
@@ -445,43 +443,43 @@ static void gen_func(struct gen *g, int f)
 		/* R0-R9 (not the context) over the top of the stack, then stack -> result map */
 		for (uint8_t r = 0; r <= 9; r++)
 			if (r != 6)
-				add(g, STX_MEM(XBPF_DW, XBPF_REG_FP, r, -8 * (r + 1)));
-		add(g, ST_MEM(XBPF_W, XBPF_REG_FP, -88, 0));
+				add(g, I(STX(DW, XBPF_REG_FP, r, -8 * (r + 1))));
+		add(g, I(ST(W, XBPF_REG_FP, -88, 0)));
 		ld_map(g, 1, PROGEN_MAP_RESULT);
-		add(g, MOV64_REG(2, XBPF_REG_FP));
-		add(g, ALU64_IMM(XBPF_ADD, 2, -88));
-		add(g, CALL_HELPER(1));
+		add(g, I(MOV64X(2, XBPF_REG_FP)));
+		add(g, I(A64K(ADD, 2, -88)));
+		add(g, I(CALL_HELPER(1)));
 		at = p->cnt;
-		add(g, JMP_IMM(XBPF_JEQ, 0, 0, 0));
+		add(g, I(JK(JEQ, 0, 0, 0)));
 		for (int off = 8; off <= depth; off += 8) {
-			add(g, LDX_MEM(XBPF_DW, 3, XBPF_REG_FP, -off));
-			add(g, STX_MEM(XBPF_DW, 0, 3, depth - off));
+			add(g, I(LDX(DW, 3, XBPF_REG_FP, -off)));
+			add(g, I(STX(DW, 0, 3, depth - off)));
 		}
 		p->insns[at].off = (int16_t)(p->cnt - at - 1);
-		add(g, MOV64_IMM(0, 2)); /* XDP_PASS */
+		add(g, I(MOV64K(0, 2))); /* XDP_PASS */
 	} else if (f == 0) {
 		/* Dump R0-R9 over the top of the stack, then the whole stack. */
 		for (uint8_t r = 0; r <= 9; r++)
-			add(g, STX_MEM(XBPF_DW, XBPF_REG_FP, r, -8 * (r + 1)));
-		add(g, MOV64_REG(1, XBPF_REG_FP));
-		add(g, ALU64_IMM(XBPF_ADD, 1, -depth));
-		add(g, MOV64_IMM(2, depth));
-		add(g, CALL_HELPER(TH_DUMP));
+			add(g, I(STX(DW, XBPF_REG_FP, r, -8 * (r + 1))));
+		add(g, I(MOV64X(1, XBPF_REG_FP)));
+		add(g, I(A64K(ADD, 1, -depth)));
+		add(g, I(MOV64K(2, depth)));
+		add(g, I(CALL_HELPER(TH_DUMP)));
 	} else {
 		/* Fold the callee's state into what the caller can observe. */
 		for (uint8_t r = 2; r <= 9; r++)
-			add(g, ALU64_REG(XBPF_XOR, 0, r));
-		add(g, LDX_MEM(XBPF_DW, 2, XBPF_REG_FP, -8));
-		add(g, ALU64_REG(XBPF_ADD, 0, 2));
+			add(g, I(A64X(XOR, 0, r)));
+		add(g, I(LDX(DW, 2, XBPF_REG_FP, -8)));
+		add(g, I(A64X(ADD, 0, 2)));
 		if (g->o->log_returns) {
-			add(g, MOV64_REG(6, 0));
-			add(g, MOV64_REG(1, 0));
-			add(g, MOV64_IMM(2, f));
-			add(g, CALL_HELPER(TH_LOG));
-			add(g, MOV64_REG(0, 6));
+			add(g, I(MOV64X(6, 0)));
+			add(g, I(MOV64X(1, 0)));
+			add(g, I(MOV64K(2, f)));
+			add(g, I(CALL_HELPER(TH_LOG)));
+			add(g, I(MOV64X(0, 6)));
 		}
 	}
-	add(g, EXIT_INSN());
+	add(g, I(EXIT()));
 
 	for (int i = 0; i < g->njumps; i++) {
 		struct xbpf_insn *insn = &p->insns[g->jumps[i].at];

@@ -291,11 +291,11 @@ int ref_run(const struct xbpf_exec_prog *prog, uint64_t r1, uint64_t r2, uint64_
 					(void)func_of;
 					continue;
 				} else {
-					const struct xbpf_helper_proto *p = xbpf_helper_proto(insn->imm);
+					xbpf_helper_fn fn = xbpf_helper_impl(insn->imm);
 
-					if (!p || !p->fn)
+					if (!fn)
 						goto out;
-					r[0] = p->fn(r[1], r[2], r[3], r[4], r[5]);
+					r[0] = fn(r[1], r[2], r[3], r[4], r[5]);
 					/* R1-R5 are clobbered: make reads of them visible */
 					for (int i = 1; i <= 5; i++)
 						r[i] = 0xdead0000beefULL + i;

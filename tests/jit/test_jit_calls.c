@@ -46,25 +46,25 @@ static void test_deep_chain(void)
 		tprog_func(&p, (uint16_t)depth);
 		for (int s = 0; s < depth / 8; s++) {
 			tprog_ld_imm64(&p, 3, 0x0101010101010101ULL * (uint64_t)k + (uint64_t)s);
-			tprog_add(&p, STX_MEM(XBPF_DW, XBPF_REG_FP, 3, (int16_t)(-depth + 8 * s)));
+			tprog_add(&p, I(STX(DW, XBPF_REG_FP, 3, (int16_t)(-depth + 8 * s))));
 		}
 		if (k > 0) {
-			tprog_add(&p, MOV64_IMM(3, 0x100 + k));
-			tprog_add(&p, STX_MEM(XBPF_DW, 1, 3, depth - 8)); /* caller's slot fp-8 */
+			tprog_add(&p, I(MOV64K(3, 0x100 + k)));
+			tprog_add(&p, I(STX(DW, 1, 3, depth - 8))); /* caller's slot fp-8 */
 		}
-		tprog_add(&p, MOV64_IMM(6, 0));
+		tprog_add(&p, I(MOV64K(6, 0)));
 		if (k + 1 < n) {
-			tprog_add(&p, MOV64_REG(1, XBPF_REG_FP));
-			tprog_add(&p, ALU64_IMM(XBPF_ADD, 1, -depth));
-			tprog_add(&p, CALL_REL(0)); /* patched below */
-			tprog_add(&p, MOV64_REG(6, 0));
+			tprog_add(&p, I(MOV64X(1, XBPF_REG_FP)));
+			tprog_add(&p, I(A64K(ADD, 1, -depth)));
+			tprog_add(&p, I(CALL_PC(0))); /* patched below */
+			tprog_add(&p, I(MOV64X(6, 0)));
 		}
 		for (int s = 0; s < depth / 8; s++) {
-			tprog_add(&p, LDX_MEM(XBPF_DW, 3, XBPF_REG_FP, (int16_t)(-depth + 8 * s)));
-			tprog_add(&p, ALU64_REG(XBPF_ADD, 6, 3));
+			tprog_add(&p, I(LDX(DW, 3, XBPF_REG_FP, (int16_t)(-depth + 8 * s))));
+			tprog_add(&p, I(A64X(ADD, 6, 3)));
 		}
-		tprog_add(&p, MOV64_REG(0, 6));
-		tprog_add(&p, EXIT_INSN());
+		tprog_add(&p, I(MOV64X(0, 6)));
+		tprog_add(&p, I(EXIT()));
 	}
 	for (uint32_t i = 0; i < p.cnt; i++)
 		if (xbpf_insn_is_pseudo_call(&p.insns[i])) {
@@ -104,23 +104,23 @@ static void test_callee_saved(void)
 	tprog_func(&p, 8);
 	for (int i = 0; i < 4; i++)
 		tprog_ld_imm64(&p, (uint8_t)(6 + i), v[i]);
-	tprog_add(&p, CALL_REL(0));
+	tprog_add(&p, I(CALL_PC(0)));
 	uint32_t call_at = p.cnt - 1;
-	tprog_add(&p, CALL_HELPER(TH_MIX));
-	tprog_add(&p, MOV64_REG(0, 6));
-	tprog_add(&p, ALU64_REG(XBPF_XOR, 0, 7));
-	tprog_add(&p, ALU64_IMM(XBPF_LSH, 0, 1));
-	tprog_add(&p, ALU64_REG(XBPF_XOR, 0, 8));
-	tprog_add(&p, ALU64_IMM(XBPF_LSH, 0, 1));
-	tprog_add(&p, ALU64_REG(XBPF_XOR, 0, 9));
-	tprog_add(&p, EXIT_INSN());
+	tprog_add(&p, I(CALL_HELPER(TH_MIX)));
+	tprog_add(&p, I(MOV64X(0, 6)));
+	tprog_add(&p, I(A64X(XOR, 0, 7)));
+	tprog_add(&p, I(A64K(LSH, 0, 1)));
+	tprog_add(&p, I(A64X(XOR, 0, 8)));
+	tprog_add(&p, I(A64K(LSH, 0, 1)));
+	tprog_add(&p, I(A64X(XOR, 0, 9)));
+	tprog_add(&p, I(EXIT()));
 	tprog_func(&p, 40);
 	p.insns[call_at].imm = (int32_t)(p.cnt - call_at - 1);
 	for (int i = 0; i < 4; i++)
-		tprog_add(&p, MOV64_IMM((uint8_t)(6 + i), -1));
-	tprog_add(&p, CALL_HELPER(TH_MIX));
-	tprog_add(&p, MOV64_IMM(6, 7));
-	tprog_add(&p, EXIT_INSN());
+		tprog_add(&p, I(MOV64K((uint8_t)(6 + i), -1)));
+	tprog_add(&p, I(CALL_HELPER(TH_MIX)));
+	tprog_add(&p, I(MOV64K(6, 7)));
+	tprog_add(&p, I(EXIT()));
 	expect("R6-R9 across calls", &p, 0, ((v[0] ^ v[1]) << 1 ^ v[2]) << 1 ^ v[3]);
 	tprog_free(&p);
 }
@@ -138,31 +138,31 @@ static void test_image_ends(void)
 
 	tprog_init(&p);
 	tprog_func(&p, 16);
-	tprog_add(&p, JMP_IMM(XBPF_JNE, 1, 0, 2));
-	tprog_add(&p, MOV64_IMM(0, 1));
-	tprog_add(&p, EXIT_INSN());
+	tprog_add(&p, I(JK(JNE, 1, 0, 2)));
+	tprog_add(&p, I(MOV64K(0, 1)));
+	tprog_add(&p, I(EXIT()));
 	c1 = p.cnt;
-	tprog_add(&p, CALL_REL(0));
-	tprog_add(&p, ALU64_IMM(XBPF_LSH, 0, 1));
-	tprog_add(&p, EXIT_INSN());
+	tprog_add(&p, I(CALL_PC(0)));
+	tprog_add(&p, I(A64K(LSH, 0, 1)));
+	tprog_add(&p, I(EXIT()));
 	/* filler functions in between */
 	for (int f = 0; f < 20; f++) {
 		tprog_func(&p, 8);
-		tprog_add(&p, MOV64_IMM(0, f));
-		tprog_add(&p, EXIT_INSN());
+		tprog_add(&p, I(MOV64K(0, f)));
+		tprog_add(&p, I(EXIT()));
 	}
 	tprog_func(&p, 16);
 	p.insns[c1].imm = (int32_t)(p.cnt - c1 - 1);
-	tprog_add(&p, MOV64_REG(6, 1));
-	tprog_add(&p, STX_MEM(XBPF_DW, XBPF_REG_FP, 1, -8));
-	tprog_add(&p, ALU64_IMM(XBPF_ADD, 1, -1));
+	tprog_add(&p, I(MOV64X(6, 1)));
+	tprog_add(&p, I(STX(DW, XBPF_REG_FP, 1, -8)));
+	tprog_add(&p, I(A64K(ADD, 1, -1)));
 	c2 = p.cnt;
-	tprog_add(&p, CALL_REL(-(int32_t)c2 - 1));
-	tprog_add(&p, LDX_MEM(XBPF_DW, 2, XBPF_REG_FP, -8));
-	tprog_add(&p, ALU64_REG(XBPF_ADD, 0, 2));
-	tprog_add(&p, ALU64_REG(XBPF_SUB, 0, 6)); /* R6 survived: + n - n */
-	tprog_add(&p, ALU64_REG(XBPF_ADD, 0, 6));
-	tprog_add(&p, EXIT_INSN());
+	tprog_add(&p, I(CALL_PC(-(int32_t)c2 - 1)));
+	tprog_add(&p, I(LDX(DW, 2, XBPF_REG_FP, -8)));
+	tprog_add(&p, I(A64X(ADD, 0, 2)));
+	tprog_add(&p, I(A64X(SUB, 0, 6))); /* R6 survived: + n - n */
+	tprog_add(&p, I(A64X(ADD, 0, 6)));
+	tprog_add(&p, I(EXIT()));
 	for (uint64_t n = 0; n <= 3; n++) {
 		uint64_t want = 1;
 
@@ -183,25 +183,25 @@ static void test_many_funcs(void)
 
 	tprog_init(&p);
 	tprog_func(&p, 8);
-	tprog_add(&p, MOV64_IMM(6, 0));
+	tprog_add(&p, I(MOV64K(6, 0)));
 	for (int k = 1; k < n; k++) {
-		tprog_add(&p, MOV64_IMM(1, k));
+		tprog_add(&p, I(MOV64K(1, k)));
 		calls[k] = p.cnt;
-		tprog_add(&p, CALL_REL(0));
-		tprog_add(&p, ALU64_REG(XBPF_ADD, 6, 0));
+		tprog_add(&p, I(CALL_PC(0)));
+		tprog_add(&p, I(A64X(ADD, 6, 0)));
 		want += 3 * (uint64_t)k + 1;
 	}
-	tprog_add(&p, MOV64_REG(0, 6));
-	tprog_add(&p, EXIT_INSN());
+	tprog_add(&p, I(MOV64X(0, 6)));
+	tprog_add(&p, I(EXIT()));
 	for (int k = 1; k < n; k++) {
 		tprog_func(&p, (uint16_t)(8 * (k % 5 + 1)));
 		p.insns[calls[k]].imm = (int32_t)(p.cnt - calls[k] - 1);
-		tprog_add(&p, MOV64_REG(0, 1));
-		tprog_add(&p, ALU64_IMM(XBPF_MUL, 0, 3));
-		tprog_add(&p, STX_MEM(XBPF_DW, XBPF_REG_FP, 0, -8));
-		tprog_add(&p, LDX_MEM(XBPF_DW, 0, XBPF_REG_FP, -8));
-		tprog_add(&p, ALU64_IMM(XBPF_ADD, 0, 1));
-		tprog_add(&p, EXIT_INSN());
+		tprog_add(&p, I(MOV64X(0, 1)));
+		tprog_add(&p, I(A64K(MUL, 0, 3)));
+		tprog_add(&p, I(STX(DW, XBPF_REG_FP, 0, -8)));
+		tprog_add(&p, I(LDX(DW, 0, XBPF_REG_FP, -8)));
+		tprog_add(&p, I(A64K(ADD, 0, 1)));
+		tprog_add(&p, I(EXIT()));
 	}
 	expect("199 subprograms", &p, 0, want);
 	tprog_free(&p);
@@ -221,35 +221,35 @@ static void test_jump_boundary(void)
 
 	tprog_init(&p);
 	tprog_func(&p, 8);
-	tprog_add(&p, MOV64_REG(7, 1));
-	tprog_add(&p, MOV64_IMM(6, 0));
+	tprog_add(&p, I(MOV64X(7, 1)));
+	tprog_add(&p, I(MOV64K(6, 0)));
 	for (int k = 1; k < nf; k++) {
-		tprog_add(&p, MOV64_REG(1, 7));
+		tprog_add(&p, I(MOV64X(1, 7)));
 		calls[k] = p.cnt;
-		tprog_add(&p, CALL_REL(0));
-		tprog_add(&p, ALU64_IMM(XBPF_MUL, 6, 31));
-		tprog_add(&p, ALU64_REG(XBPF_ADD, 6, 0));
+		tprog_add(&p, I(CALL_PC(0)));
+		tprog_add(&p, I(A64K(MUL, 6, 31)));
+		tprog_add(&p, I(A64X(ADD, 6, 0)));
 	}
-	tprog_add(&p, MOV64_REG(0, 6));
-	tprog_add(&p, EXIT_INSN());
+	tprog_add(&p, I(MOV64X(0, 6)));
+	tprog_add(&p, I(EXIT()));
 	for (int k = 1; k < nf; k++) {
 		int pad = 16 + k; /* 17..79 additions of 4-7 bytes each */
 
 		tprog_func(&p, 8);
 		p.insns[calls[k]].imm = (int32_t)(p.cnt - calls[k] - 1);
-		tprog_add(&p, MOV64_IMM(0, 0));
-		tprog_add(&p, MOV64_IMM(3, 0));
+		tprog_add(&p, I(MOV64K(0, 0)));
+		tprog_add(&p, I(MOV64K(3, 0)));
 		/* if (r1 & 1) skip the padding */
-		tprog_add(&p, JMP_IMM(XBPF_JSET, 1, 1, (int16_t)pad));
+		tprog_add(&p, I(JK(JSET, 1, 1, (int16_t)pad)));
 		for (int i = 0; i < pad; i++)
-			tprog_add(&p, ALU64_IMM(XBPF_ADD, 0, i % 2 ? 1 : 1000));
+			tprog_add(&p, I(A64K(ADD, 0, i % 2 ? 1 : 1000)));
 		/* loop 3 times over the padding: r3 counts */
 		uint32_t top = p.cnt;
 		for (int i = 0; i < pad; i++)
-			tprog_add(&p, ALU64_IMM(XBPF_ADD, 0, i % 2 ? 2 : 2000));
-		tprog_add(&p, ALU64_IMM(XBPF_ADD, 3, 1));
-		tprog_add(&p, JMP_IMM(XBPF_JLT, 3, 3, (int16_t)((int32_t)top - (int32_t)p.cnt - 1)));
-		tprog_add(&p, EXIT_INSN());
+			tprog_add(&p, I(A64K(ADD, 0, i % 2 ? 2 : 2000)));
+		tprog_add(&p, I(A64K(ADD, 3, 1)));
+		tprog_add(&p, I(JK(JLT, 3, 3, (int16_t)((int32_t)top - (int32_t)p.cnt - 1))));
+		tprog_add(&p, I(EXIT()));
 	}
 	for (uint64_t r1 = 0; r1 < 2; r1++) {
 		uint64_t want = 0;
@@ -279,10 +279,10 @@ static void test_unverified_stack(void)
 
 	tprog_init(&p);
 	tprog_func(&p, 0);
-	tprog_add(&p, ST_MEM(XBPF_DW, XBPF_REG_FP, -512, 41));
-	tprog_add(&p, LDX_MEM(XBPF_DW, 0, XBPF_REG_FP, -512));
-	tprog_add(&p, ALU64_IMM(XBPF_ADD, 0, 1));
-	tprog_add(&p, EXIT_INSN());
+	tprog_add(&p, I(ST(DW, XBPF_REG_FP, -512, 41)));
+	tprog_add(&p, I(LDX(DW, 0, XBPF_REG_FP, -512)));
+	tprog_add(&p, I(A64K(ADD, 0, 1)));
+	tprog_add(&p, I(EXIT()));
 	e = tprog_exec(&p);
 	e.verified = false;
 	err = run_jit(&e, false, 0, 0, &got);

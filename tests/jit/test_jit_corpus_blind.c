@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_jit_corpus_blind.c - the ISA corpus (tests/engine/isa_corpus.c) on
+ * test_jit_corpus_blind.c - the ISA corpus (tests/jit/isa_corpus.c) on
  * the host's JIT through the VM with constant blinding on: every case must
  * still give its expected R0 and run as native code.  (isa-corpus-jit runs
  * the same cases unblinded.)

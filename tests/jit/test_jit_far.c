@@ -20,14 +20,14 @@
 #include <string.h>
 
 #include "engine_impl.h"
+#include "insn.h"
 
-/* No helpers: the JIT asks for prototypes only when a program calls one. */
-const struct xbpf_helper_proto *xbpf_helper_proto(int32_t id)
+/* No helpers: the JIT asks for an implementation only when a program calls one. */
+xbpf_helper_fn xbpf_helper_impl(int32_t id)
 {
 	return NULL;
 }
 
-#define INSN(c, d, s, o, i) ((struct xbpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
 
 struct prog {
 	struct xbpf_insn *insns;
@@ -105,29 +105,29 @@ static void build_cond(struct prog *p, uint8_t op, bool is64, bool use_reg, int3
 	uint32_t loop, jmp;
 
 	p->cnt = 0;
-	add(p, INSN(XBPF_ALU64 | XBPF_MOV | XBPF_X, 6, 1, 0, 0));
-	add(p, INSN(XBPF_ALU64 | XBPF_MOV | XBPF_X, 7, 2, 0, 0));
-	add(p, INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, 8, 0, 0, 0));
-	add(p, INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, 9, 0, 0, b));
+	add(p, I(INSN(XBPF_ALU64 | XBPF_MOV | XBPF_X, 6, 1, 0, 0)));
+	add(p, I(INSN(XBPF_ALU64 | XBPF_MOV | XBPF_X, 7, 2, 0, 0)));
+	add(p, I(INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, 8, 0, 0, 0)));
+	add(p, I(INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, 9, 0, 0, b)));
 	loop = p->cnt;
-	add(p, INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, 0, 0, 0, 0));
-	add(p, INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, 3, 0, 0, 5));
-	add(p, INSN(XBPF_ALU64 | XBPF_MOV | XBPF_X, 4, 7, 0, 0));
-	add(p, INSN(XBPF_ALU64 | XBPF_ADD | XBPF_K, 4, 0, 0, -FAR_OFF));
+	add(p, I(INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, 0, 0, 0, 0)));
+	add(p, I(INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, 3, 0, 0, 5)));
+	add(p, I(INSN(XBPF_ALU64 | XBPF_MOV | XBPF_X, 4, 7, 0, 0)));
+	add(p, I(INSN(XBPF_ALU64 | XBPF_ADD | XBPF_K, 4, 0, 0, -FAR_OFF)));
 	jmp = p->cnt;
 	if (use_reg)
-		add(p, INSN(cls | op | XBPF_X, 6, 9, 0, 0));
+		add(p, I(INSN(cls | op | XBPF_X, 6, 9, 0, 0)));
 	else
-		add(p, INSN(cls | op | XBPF_K, 6, 0, 0, b));
+		add(p, I(INSN(cls | op | XBPF_K, 6, 0, 0, b)));
 	for (int i = 0; i < CMPXCHG_BLOCK; i++)
-		add(p, INSN(XBPF_STX | XBPF_ATOMIC | XBPF_DW, 4, 3, FAR_OFF, XBPF_CMPXCHG));
-	add(p, INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, 5, 0, 0, 1));
-	add(p, INSN(XBPF_STX | XBPF_ATOMIC | XBPF_DW, 7, 5, 8, XBPF_ADD));
+		add(p, I(INSN(XBPF_STX | XBPF_ATOMIC | XBPF_DW, 4, 3, FAR_OFF, XBPF_CMPXCHG)));
+	add(p, I(INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, 5, 0, 0, 1)));
+	add(p, I(INSN(XBPF_STX | XBPF_ATOMIC | XBPF_DW, 7, 5, 8, XBPF_ADD)));
 	p->insns[jmp].off = (int16_t)(p->cnt - jmp - 1);
-	add(p, INSN(XBPF_ALU64 | XBPF_ADD | XBPF_K, 8, 0, 0, 1));
-	add(p, INSN(XBPF_JMP | XBPF_JLT | XBPF_K, 8, 0, (int16_t)((int)loop - (int)p->cnt - 1), 2));
-	add(p, INSN(XBPF_ALU64 | XBPF_MOV | XBPF_X, 0, 8, 0, 0));
-	add(p, INSN(XBPF_JMP | XBPF_EXIT, 0, 0, 0, 0));
+	add(p, I(INSN(XBPF_ALU64 | XBPF_ADD | XBPF_K, 8, 0, 0, 1)));
+	add(p, I(INSN(XBPF_JMP | XBPF_JLT | XBPF_K, 8, 0, (int16_t)((int)loop - (int)p->cnt - 1), 2)));
+	add(p, I(INSN(XBPF_ALU64 | XBPF_MOV | XBPF_X, 0, 8, 0, 0)));
+	add(p, I(INSN(XBPF_JMP | XBPF_EXIT, 0, 0, 0, 0)));
 }
 
 /*
@@ -140,21 +140,21 @@ static void build_gotol(struct prog *p, uint8_t op, int32_t b)
 	uint32_t loop, ja;
 
 	p->cnt = 0;
-	add(p, INSN(XBPF_ALU64 | XBPF_MOV | XBPF_X, 6, 1, 0, 0));
-	add(p, INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, 5, 0, 0, 0));
-	add(p, INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, 8, 0, 0, 0));
+	add(p, I(INSN(XBPF_ALU64 | XBPF_MOV | XBPF_X, 6, 1, 0, 0)));
+	add(p, I(INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, 5, 0, 0, 0)));
+	add(p, I(INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, 8, 0, 0, 0)));
 	loop = p->cnt;
-	add(p, INSN(XBPF_JMP | op | XBPF_K, 6, 0, 1, b));
+	add(p, I(INSN(XBPF_JMP | op | XBPF_K, 6, 0, 1, b)));
 	ja = p->cnt;
-	add(p, INSN(XBPF_JMP32 | XBPF_JA, 0, 0, 0, 0));
+	add(p, I(INSN(XBPF_JMP32 | XBPF_JA, 0, 0, 0, 0)));
 	for (int i = 0; i < GOTOL_BLOCK; i++)
-		add(p, INSN(XBPF_ALU64 | XBPF_ADD | XBPF_K, 5, 0, 0, 1));
+		add(p, I(INSN(XBPF_ALU64 | XBPF_ADD | XBPF_K, 5, 0, 0, 1)));
 	p->insns[ja].imm = (int32_t)(p->cnt - ja - 1);
-	add(p, INSN(XBPF_ALU64 | XBPF_ADD | XBPF_K, 8, 0, 0, 1));
-	add(p, INSN(XBPF_JMP | XBPF_JGE | XBPF_K, 8, 0, 1, 2));
-	add(p, INSN(XBPF_JMP32 | XBPF_JA, 0, 0, 0, (int32_t)loop - (int32_t)p->cnt - 1));
-	add(p, INSN(XBPF_ALU64 | XBPF_MOV | XBPF_X, 0, 5, 0, 0));
-	add(p, INSN(XBPF_JMP | XBPF_EXIT, 0, 0, 0, 0));
+	add(p, I(INSN(XBPF_ALU64 | XBPF_ADD | XBPF_K, 8, 0, 0, 1)));
+	add(p, I(INSN(XBPF_JMP | XBPF_JGE | XBPF_K, 8, 0, 1, 2)));
+	add(p, I(INSN(XBPF_JMP32 | XBPF_JA, 0, 0, 0, (int32_t)loop - (int32_t)p->cnt - 1)));
+	add(p, I(INSN(XBPF_ALU64 | XBPF_MOV | XBPF_X, 0, 5, 0, 0)));
+	add(p, I(INSN(XBPF_JMP | XBPF_EXIT, 0, 0, 0, 0)));
 }
 
 static int compile(const struct prog *p, struct xbpf_jit_image *img)

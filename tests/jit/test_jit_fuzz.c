@@ -168,7 +168,7 @@ static void minimize(uint64_t seed)
 				ok = false;
 			if (!ok || save.code == (XBPF_JMP | XBPF_JA))
 				continue;
-			p.insns[k] = JA(0);
+			p.insns[k] = I(JA(0));
 			if (differs(&p))
 				progress = true;
 			else

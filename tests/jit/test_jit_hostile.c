@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 		for (uint32_t i = 0; i < cnt; i++)
 			insns[i] = random_insn();
 		if (t_rand() % 2)
-			insns[cnt - 1] = EXIT_INSN();
+			insns[cnt - 1] = I(EXIT());
 		starts[0] = t_rand() % 16 ? 0 : (uint32_t)(t_rand() % 3);
 		while (fcnt < 6 && t_rand() % 3 == 0) {
 			starts[fcnt] = starts[fcnt - 1] + 1 + (uint32_t)(t_rand() % 8);

@@ -73,8 +73,8 @@ static void test_wx(void)
 
 	tprog_init(&p);
 	tprog_func(&p, 0);
-	tprog_add(&p, CALL_HELPER(TH_WX));
-	tprog_add(&p, EXIT_INSN());
+	tprog_add(&p, I(CALL_HELPER(TH_WX)));
+	tprog_add(&p, I(EXIT()));
 	e = tprog_exec(&p);
 	th_wx_checked = th_wx_bad = 0;
 	err = run_jit(&e, false, 0, 0, &r);
@@ -100,16 +100,16 @@ static void test_blinding(void)
 
 	tprog_init(&p);
 	tprog_func(&p, 8);
-	tprog_add(&p, MOV64_IMM(0, (int32_t)k_mov));
-	tprog_add(&p, ALU64_IMM(XBPF_ADD, 0, (int32_t)k_alu));
+	tprog_add(&p, I(MOV64K(0, (int32_t)k_mov)));
+	tprog_add(&p, I(A64K(ADD, 0, (int32_t)k_alu)));
 	tprog_ld_imm64(&p, 2, k_ld);
-	tprog_add(&p, ALU64_REG(XBPF_XOR, 0, 2));
-	tprog_add(&p, JMP_IMM(XBPF_JEQ, 1, (int32_t)k_jmp, 1));
-	tprog_add(&p, ALU64_IMM(XBPF_ADD, 0, 1));
-	tprog_add(&p, ST_MEM(XBPF_W, XBPF_REG_FP, -4, (int32_t)k_st));
-	tprog_add(&p, LDX_MEM(XBPF_W, 3, XBPF_REG_FP, -4));
-	tprog_add(&p, ALU64_REG(XBPF_ADD, 0, 3));
-	tprog_add(&p, EXIT_INSN());
+	tprog_add(&p, I(A64X(XOR, 0, 2)));
+	tprog_add(&p, I(JK(JEQ, 1, (int32_t)k_jmp, 1)));
+	tprog_add(&p, I(A64K(ADD, 0, 1)));
+	tprog_add(&p, I(ST(W, XBPF_REG_FP, -4, (int32_t)k_st)));
+	tprog_add(&p, I(LDX(W, 3, XBPF_REG_FP, -4)));
+	tprog_add(&p, I(A64X(ADD, 0, 3)));
+	tprog_add(&p, I(EXIT()));
 	e = tprog_exec(&p);
 	want = (((uint64_t)k_mov + k_alu) ^ k_ld) + 1 + k_st;
 
@@ -149,11 +149,11 @@ static void test_func_offsets(void)
 
 	tprog_init(&p);
 	tprog_func(&p, 8);
-	tprog_add(&p, CALL_REL(1));
-	tprog_add(&p, EXIT_INSN());
+	tprog_add(&p, I(CALL_PC(1)));
+	tprog_add(&p, I(EXIT()));
 	tprog_func(&p, 16);
-	tprog_add(&p, MOV64_IMM(0, 5));
-	tprog_add(&p, EXIT_INSN());
+	tprog_add(&p, I(MOV64K(0, 5)));
+	tprog_add(&p, I(EXIT()));
 	e = tprog_exec(&p);
 	err = __xbpf_jit_compile(__xbpf_jit_host_arch, &e, false, &img);
 	CHECK(!err, "compile: %d", err);
@@ -188,22 +188,22 @@ static void test_callback(void)
 
 	tprog_init(&p);
 	tprog_func(&p, 16);
-	tprog_add(&p, MOV64_IMM(6, 1000));
-	tprog_add(&p, INSN(XBPF_LD | XBPF_DW | XBPF_IMM, 1, XBPF_PSEUDO_FUNC, 0, 7));
-	tprog_add(&p, INSN(0, 0, 0, 0, 0));
-	tprog_add(&p, MOV64_IMM(2, 20));
-	tprog_add(&p, CALL_HELPER(TH_CALLBACK));
-	tprog_add(&p, ALU64_REG(XBPF_ADD, 0, 6));
-	tprog_add(&p, EXIT_INSN());
+	tprog_add(&p, I(MOV64K(6, 1000)));
+	tprog_add(&p, I(INSN(XBPF_LD | XBPF_DW | XBPF_IMM, 1, XBPF_PSEUDO_FUNC, 0, 7)));
+	tprog_add(&p, I(INSN(0, 0, 0, 0, 0)));
+	tprog_add(&p, I(MOV64K(2, 20)));
+	tprog_add(&p, I(CALL_HELPER(TH_CALLBACK)));
+	tprog_add(&p, I(A64X(ADD, 0, 6)));
+	tprog_add(&p, I(EXIT()));
 	tprog_func(&p, 8);
-	tprog_add(&p, JA(0)); /* padding so the callback is not right after main */
-	tprog_add(&p, EXIT_INSN());
+	tprog_add(&p, I(JA(0))); /* padding so the callback is not right after main */
+	tprog_add(&p, I(EXIT()));
 	tprog_func(&p, 32);
 	/* index 9 = 1 + 7 + 1: the callback */
-	tprog_add(&p, MOV64_REG(0, 1));
-	tprog_add(&p, ALU64_IMM(XBPF_MUL, 0, 3));
-	tprog_add(&p, MOV64_IMM(6, 5)); /* R6 of the callback must not leak out */
-	tprog_add(&p, EXIT_INSN());
+	tprog_add(&p, I(MOV64X(0, 1)));
+	tprog_add(&p, I(A64K(MUL, 0, 3)));
+	tprog_add(&p, I(MOV64K(6, 5))); /* R6 of the callback must not leak out */
+	tprog_add(&p, I(EXIT()));
 	e = tprog_exec(&p);
 	CHECK(p.func_start[2] == 9, "test premise: callback at insn %u", p.func_start[2]);
 	for (int blind = 0; blind < 2; blind++) {
@@ -227,28 +227,28 @@ static void test_refused(void)
 {
 	static const struct bad_case cases[] = {
 		/* arm64 JITs ld_abs alone; next to bpf-to-bpf calls (kernel: never) no back end does. */
-		{ "legacy ld_abs with functions", { INSN(XBPF_LD | XBPF_ABS | XBPF_W, 0, 0, 0, 0), EXIT_INSN(), MOV64_IMM(0, 1), EXIT_INSN() }, 4, { 0, 2 }, 2, -ENOTSUP },
-		{ "unknown opcode", { INSN(0xff, 0, 0, 0, 0), EXIT_INSN() }, 2, { 0 }, 1, -1 },
-		{ "bad register", { INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, 12, 0, 0, 0), EXIT_INSN() }, 2, { 0 }, 1, -1 },
-		{ "jump past the end", { JA(5), EXIT_INSN() }, 2, { 0 }, 1, -ENOTSUP },
-		{ "jump before the start", { JA(-3), EXIT_INSN() }, 2, { 0 }, 1, -ENOTSUP },
-		{ "jump into another function", { JA(1), EXIT_INSN(), MOV64_IMM(0, 1), EXIT_INSN() }, 4, { 0, 2 }, 2, -ENOTSUP },
-		{ "jump into an ld_imm64", { JA(1), INSN(XBPF_LD | XBPF_DW | XBPF_IMM, 0, 0, 0, 1), INSN(0, 0, 0, 0, 0), EXIT_INSN() }, 4, { 0 }, 1, -ENOTSUP },
-		{ "truncated ld_imm64", { MOV64_IMM(0, 0), EXIT_INSN(), INSN(XBPF_LD | XBPF_DW | XBPF_IMM, 0, 0, 0, 1) }, 3, { 0 }, 1, -ENOTSUP },
-		{ "call into a function's middle", { CALL_REL(2), EXIT_INSN(), MOV64_IMM(0, 1), EXIT_INSN() }, 4, { 0, 2 }, 2, -ENOTSUP },
-		{ "falls off the end", { MOV64_IMM(0, 0) }, 1, { 0 }, 1, -ENOTSUP },
-		{ "falls into the next function", { MOV64_IMM(0, 0), MOV64_IMM(0, 1), EXIT_INSN() }, 3, { 0, 1 }, 2, -ENOTSUP },
-		{ "unknown helper", { CALL_HELPER(0x7fff0000), EXIT_INSN() }, 2, { 0 }, 1, -ENOTSUP },
-		{ "callback address not a function", { INSN(XBPF_LD | XBPF_DW | XBPF_IMM, 1, XBPF_PSEUDO_FUNC, 0, 1), INSN(0, 0, 0, 0, 0), EXIT_INSN(), EXIT_INSN() }, 4, { 0 }, 1, -ENOTSUP },
-		{ "writes R10", { ALU64_IMM(XBPF_ADD, XBPF_REG_FP, 8), EXIT_INSN() }, 2, { 0 }, 1, -ENOTSUP },
-		{ "loads into R10", { LDX_MEM(XBPF_DW, XBPF_REG_FP, 1, 0), EXIT_INSN() }, 2, { 0 }, 1, -ENOTSUP },
-		{ "fetches into R10", { INSN(XBPF_STX | XBPF_ATOMIC | XBPF_DW, 1, XBPF_REG_FP, 0, XBPF_XCHG), EXIT_INSN() }, 2, { 0 }, 1, -ENOTSUP },
-		{ "kfunc call", { INSN(XBPF_JMP | XBPF_CALL, 0, XBPF_PSEUDO_KFUNC_CALL, 0, 1), EXIT_INSN() }, 2, { 0 }, 1, -ENOTSUP },
-		{ "bad end width", { INSN(XBPF_ALU | XBPF_END | XBPF_TO_BE, 0, 0, 0, 24), EXIT_INSN() }, 2, { 0 }, 1, -1 },
-		{ "bad atomic op", { INSN(XBPF_STX | XBPF_ATOMIC | XBPF_DW, 10, 0, -8, 0x77), EXIT_INSN() }, 2, { 0 }, 1, -1 },
-		{ "byte atomic", { INSN(XBPF_STX | XBPF_ATOMIC | XBPF_B, 10, 0, -8, XBPF_ADD), EXIT_INSN() }, 2, { 0 }, 1, -1 },
-		{ "first function not at 0", { EXIT_INSN(), EXIT_INSN() }, 2, { 1 }, 1, -EINVAL },
-		{ "functions out of order", { EXIT_INSN(), EXIT_INSN() }, 2, { 0, 0 }, 2, -EINVAL },
+		{ "legacy ld_abs with functions", { INSN(XBPF_LD | XBPF_ABS | XBPF_W, 0, 0, 0, 0), EXIT(), MOV64K(0, 1), EXIT() }, 4, { 0, 2 }, 2, -ENOTSUP },
+		{ "unknown opcode", { INSN(0xff, 0, 0, 0, 0), EXIT() }, 2, { 0 }, 1, -1 },
+		{ "bad register", { INSN(XBPF_ALU64 | XBPF_MOV | XBPF_K, 12, 0, 0, 0), EXIT() }, 2, { 0 }, 1, -1 },
+		{ "jump past the end", { JA(5), EXIT() }, 2, { 0 }, 1, -ENOTSUP },
+		{ "jump before the start", { JA(-3), EXIT() }, 2, { 0 }, 1, -ENOTSUP },
+		{ "jump into another function", { JA(1), EXIT(), MOV64K(0, 1), EXIT() }, 4, { 0, 2 }, 2, -ENOTSUP },
+		{ "jump into an ld_imm64", { JA(1), INSN(XBPF_LD | XBPF_DW | XBPF_IMM, 0, 0, 0, 1), INSN(0, 0, 0, 0, 0), EXIT() }, 4, { 0 }, 1, -ENOTSUP },
+		{ "truncated ld_imm64", { MOV64K(0, 0), EXIT(), INSN(XBPF_LD | XBPF_DW | XBPF_IMM, 0, 0, 0, 1) }, 3, { 0 }, 1, -ENOTSUP },
+		{ "call into a function's middle", { CALL_PC(2), EXIT(), MOV64K(0, 1), EXIT() }, 4, { 0, 2 }, 2, -ENOTSUP },
+		{ "falls off the end", { MOV64K(0, 0) }, 1, { 0 }, 1, -ENOTSUP },
+		{ "falls into the next function", { MOV64K(0, 0), MOV64K(0, 1), EXIT() }, 3, { 0, 1 }, 2, -ENOTSUP },
+		{ "unknown helper", { CALL_HELPER(0x7fff0000), EXIT() }, 2, { 0 }, 1, -ENOTSUP },
+		{ "callback address not a function", { INSN(XBPF_LD | XBPF_DW | XBPF_IMM, 1, XBPF_PSEUDO_FUNC, 0, 1), INSN(0, 0, 0, 0, 0), EXIT(), EXIT() }, 4, { 0 }, 1, -ENOTSUP },
+		{ "writes R10", { A64K(ADD, XBPF_REG_FP, 8), EXIT() }, 2, { 0 }, 1, -ENOTSUP },
+		{ "loads into R10", { LDX(DW, XBPF_REG_FP, 1, 0), EXIT() }, 2, { 0 }, 1, -ENOTSUP },
+		{ "fetches into R10", { INSN(XBPF_STX | XBPF_ATOMIC | XBPF_DW, 1, XBPF_REG_FP, 0, XBPF_XCHG), EXIT() }, 2, { 0 }, 1, -ENOTSUP },
+		{ "kfunc call", { INSN(XBPF_JMP | XBPF_CALL, 0, XBPF_PSEUDO_KFUNC_CALL, 0, 1), EXIT() }, 2, { 0 }, 1, -ENOTSUP },
+		{ "bad end width", { INSN(XBPF_ALU | XBPF_END | XBPF_TO_BE, 0, 0, 0, 24), EXIT() }, 2, { 0 }, 1, -1 },
+		{ "bad atomic op", { INSN(XBPF_STX | XBPF_ATOMIC | XBPF_DW, 10, 0, -8, 0x77), EXIT() }, 2, { 0 }, 1, -1 },
+		{ "byte atomic", { INSN(XBPF_STX | XBPF_ATOMIC | XBPF_B, 10, 0, -8, XBPF_ADD), EXIT() }, 2, { 0 }, 1, -1 },
+		{ "first function not at 0", { EXIT(), EXIT() }, 2, { 1 }, 1, -EINVAL },
+		{ "functions out of order", { EXIT(), EXIT() }, 2, { 0, 0 }, 2, -EINVAL },
 	};
 	uint16_t depth[2] = { 8, 8 };
 	long before = live_mappings;
@@ -284,16 +284,16 @@ static void test_large(void)
 
 	tprog_init(&p);
 	tprog_func(&p, 8);
-	tprog_add(&p, MOV64_IMM(0, 0));
+	tprog_add(&p, I(MOV64K(0, 0)));
 	for (int i = 0; i < 20000; i++) {
 		int skip = (int)(t_rand() % 40);
 
-		tprog_add(&p, JMP_IMM(XBPF_JSET, 1, 1 << (i % 3), (int16_t)skip));
+		tprog_add(&p, I(JK(JSET, 1, 1 << (i % 3), (int16_t)skip)));
 		for (int k = 0; k < skip; k++)
-			tprog_add(&p, ALU64_IMM(XBPF_ADD, 0, (int32_t)(t_rand() % 300)));
+			tprog_add(&p, I(A64K(ADD, 0, (int32_t)(t_rand() % 300))));
 		i += skip;
 	}
-	tprog_add(&p, EXIT_INSN());
+	tprog_add(&p, I(EXIT()));
 	e = tprog_exec(&p);
 	for (uint64_t r1 = 0; r1 < 8; r1 += 3) {
 		err = run_jit(&e, r1 == 3, r1, 0, &r);

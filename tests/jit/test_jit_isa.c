@@ -50,21 +50,21 @@ static int check_case(const char *what, emit_case_fn fn, uint8_t dst, uint8_t sr
 	for (uint8_t i = 0; i <= 9; i++)
 		tprog_ld_imm64(&p, i, 0x1111111111111111ULL * (i + 1) ^ 0x0f0f0f0f);
 	for (int off = 8; off <= DEPTH; off += 8)
-		tprog_add(&p, ST_MEM(XBPF_DW, XBPF_REG_FP, -off, (int32_t)(0x5a5a0000 + off)));
+		tprog_add(&p, I(ST(DW, XBPF_REG_FP, -off, (int32_t)(0x5a5a0000 + off))));
 	for (int k = 0; k < PAIRS; k++) {
 		tprog_ld_imm64(&p, src, pick());
 		tprog_ld_imm64(&p, dst, pick());
 		fn(&p, dst, src, variant);
-		tprog_add(&p, STX_MEM(XBPF_DW, XBPF_REG_FP, dst, -8 * (k + 1) - 96));
-		tprog_add(&p, STX_MEM(XBPF_DW, XBPF_REG_FP, src, -8 * (k + 1) - 160));
+		tprog_add(&p, I(STX(DW, XBPF_REG_FP, dst, -8 * (k + 1) - 96)));
+		tprog_add(&p, I(STX(DW, XBPF_REG_FP, src, -8 * (k + 1) - 160)));
 	}
 	for (uint8_t i = 0; i <= 9; i++)
-		tprog_add(&p, STX_MEM(XBPF_DW, XBPF_REG_FP, i, -8 * (i + 1)));
-	tprog_add(&p, MOV64_REG(1, XBPF_REG_FP));
-	tprog_add(&p, ALU64_IMM(XBPF_ADD, 1, -DEPTH));
-	tprog_add(&p, MOV64_IMM(2, DEPTH));
-	tprog_add(&p, CALL_HELPER(TH_DUMP));
-	tprog_add(&p, EXIT_INSN());
+		tprog_add(&p, I(STX(DW, XBPF_REG_FP, i, -8 * (i + 1))));
+	tprog_add(&p, I(MOV64X(1, XBPF_REG_FP)));
+	tprog_add(&p, I(A64K(ADD, 1, -DEPTH)));
+	tprog_add(&p, I(MOV64K(2, DEPTH)));
+	tprog_add(&p, I(CALL_HELPER(TH_DUMP)));
+	tprog_add(&p, I(EXIT()));
 	e = tprog_exec(&p);
 
 	if (ref_run(&e, 0, 0, &r)) {
@@ -137,7 +137,7 @@ static void case_alu(struct tprog *p, uint8_t dst, uint8_t src, int v)
 	if (v & 4)
 		off = op == XBPF_MOV ? (int16_t)(8 << (t_rand() % (v & 1 ? 3 : 2))) : 1;
 	if (v & 2) {
-		tprog_add(p, INSN(cls | op | XBPF_X, dst, src, off, 0));
+		tprog_add(p, I(INSN(cls | op | XBPF_X, dst, src, off, 0)));
 	} else {
 		int32_t imm = (int32_t)pick();
 
@@ -145,7 +145,7 @@ static void case_alu(struct tprog *p, uint8_t dst, uint8_t src, int v)
 			imm = (int32_t)(t_rand() % (v & 1 ? 64 : 32));
 		if ((op == XBPF_DIV || op == XBPF_MOD) && imm == 0)
 			imm = -1;
-		tprog_add(p, INSN(cls | op | XBPF_K, dst, 0, off, imm));
+		tprog_add(p, I(INSN(cls | op | XBPF_K, dst, 0, off, imm)));
 	}
 }
 
@@ -184,12 +184,12 @@ static void case_jump(struct tprog *p, uint8_t dst, uint8_t src, int v)
 
 	/* Sometimes compare against itself (dst == src when the pair says so). */
 	if (v & 2)
-		tprog_add(p, INSN(cls | op | XBPF_X, dst, src, 2, 0));
+		tprog_add(p, I(INSN(cls | op | XBPF_X, dst, src, 2, 0)));
 	else
-		tprog_add(p, INSN(cls | op | XBPF_K, dst, 0, 2, (int32_t)pick()));
-	tprog_add(p, ALU64_IMM(XBPF_ADD, dst, 1));
-	tprog_add(p, ALU64_IMM(XBPF_ADD, src, 0x100));
-	tprog_add(p, ALU64_IMM(XBPF_XOR, dst, 0x1000));
+		tprog_add(p, I(INSN(cls | op | XBPF_K, dst, 0, 2, (int32_t)pick())));
+	tprog_add(p, I(A64K(ADD, dst, 1)));
+	tprog_add(p, I(A64K(ADD, src, 0x100)));
+	tprog_add(p, I(A64K(XOR, dst, 0x1000)));
 }
 
 /* variant: size index * 4 + bit 0 (sign-extending load) + bit 1 (imm store) */
@@ -204,15 +204,14 @@ static void case_mem(struct tprog *p, uint8_t dst, uint8_t src, int v)
 
 	if (dst == src)
 		return;
-	tprog_add(p, MOV64_REG(src, XBPF_REG_FP));
-	tprog_add(p, ALU64_IMM(XBPF_ADD, src, -200));
+	tprog_add(p, I(MOV64X(src, XBPF_REG_FP)));
+	tprog_add(p, I(A64K(ADD, src, -200)));
 	if (v & 2)
-		tprog_add(p, INSN(XBPF_ST | XBPF_MEM | size, src, 0, off1, (int32_t)pick()));
+		tprog_add(p, I(INSN(XBPF_ST | XBPF_MEM | size, src, 0, off1, (int32_t)pick())));
 	else
-		tprog_add(p, INSN(XBPF_STX | XBPF_MEM | size, src, dst, off1, 0));
-	tprog_add(p, INSN(XBPF_LDX | ((v & 1) && size != XBPF_DW ? XBPF_MEMSX : XBPF_MEM) | size, dst, src,
-			  off1, 0));
-	tprog_add(p, INSN(XBPF_STX | XBPF_MEM | size, src, dst, off2, 0));
+		tprog_add(p, I(INSN(XBPF_STX | XBPF_MEM | size, src, dst, off1, 0)));
+	tprog_add(p, I(INSN(XBPF_LDX | ((v & 1) && size != XBPF_DW ? XBPF_MEMSX : XBPF_MEM) | size, dst, src, off1, 0)));
+	tprog_add(p, I(INSN(XBPF_STX | XBPF_MEM | size, src, dst, off2, 0)));
 	tprog_ld_imm64(p, src, 0x77);
 }
 
@@ -231,14 +230,14 @@ static void case_atomic(struct tprog *p, uint8_t dst, uint8_t src, int v)
 	if (dst == src)
 		return;
 	if (t_rand() % 2) /* let cmpxchg match sometimes */
-		tprog_add(p, LDX_MEM(w ? XBPF_DW : XBPF_W, 0, XBPF_REG_FP, off - 200));
-	tprog_add(p, MOV64_REG(dst, XBPF_REG_FP));
-	tprog_add(p, ALU64_IMM(XBPF_ADD, dst, -200));
-	tprog_add(p, INSN(XBPF_STX | XBPF_ATOMIC | (w ? XBPF_DW : XBPF_W), dst, src, off, atomic_ops[v / 2]));
+		tprog_add(p, I(INSN(XBPF_LDX | XBPF_MEM | (w ? XBPF_DW : XBPF_W), 0, XBPF_REG_FP, off - 200, 0)));
+	tprog_add(p, I(MOV64X(dst, XBPF_REG_FP)));
+	tprog_add(p, I(A64K(ADD, dst, -200)));
+	tprog_add(p, I(INSN(XBPF_STX | XBPF_ATOMIC | (w ? XBPF_DW : XBPF_W), dst, src, off, atomic_ops[v / 2])));
 	/* cmpxchg with dst R0 replaced the address: derive it again */
-	tprog_add(p, MOV64_REG(dst, XBPF_REG_FP));
-	tprog_add(p, ALU64_IMM(XBPF_ADD, dst, -200));
-	tprog_add(p, LDX_MEM(w ? XBPF_DW : XBPF_W, dst, dst, off));
+	tprog_add(p, I(MOV64X(dst, XBPF_REG_FP)));
+	tprog_add(p, I(A64K(ADD, dst, -200)));
+	tprog_add(p, I(INSN(XBPF_LDX | XBPF_MEM | (w ? XBPF_DW : XBPF_W), dst, dst, off, 0)));
 }
 
 int main(int argc, char **argv)

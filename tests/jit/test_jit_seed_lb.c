@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "engine_impl.h" /* __xbpf_jit_host_arch: is there a back end at all? */
-#include "seed_lb.h"
+#include "testbed.h"
 
 #define SKIP 77
 
@@ -43,14 +43,14 @@ static void check_harness(const struct seed_lb_prog *sp, const struct seed_lb_pa
 	      r->retval, r->size, magic, sp->expect_retval, pkt->len, SEED_MAGIC_VAL);
 }
 
-static void compare_stats(const struct seed_lb_prog *sp, struct tool_engine *ref, struct tool_engine *jit,
+static void compare_stats(const struct seed_lb_prog *sp, struct testbed_engine *ref, struct testbed_engine *jit,
 			  int iter)
 {
 	struct xbpf_map_spec spec;
 	uint64_t rb, rp, jb, jp;
 	int nonzero = 0;
 
-	if (tool_engine__map_spec(ref, "stats", &spec)) {
+	if (testbed_engine__map_spec(ref, "stats", &spec)) {
 		CHECK(0, "%s: no stats map", sp->name);
 		return;
 	}
@@ -75,10 +75,10 @@ static void compare_stats(const struct seed_lb_prog *sp, struct tool_engine *ref
 
 static void test_prog(const struct seed_lb_prog *sp, const char *objdir, bool skip_verify, int iter)
 {
-	struct tool_engine_opts opts = { .skip_verify = skip_verify, .log_level = 1 };
-	struct tool_engine *ref = NULL, *jit = NULL;
+	struct testbed_engine_opts opts = { .skip_verify = skip_verify, .log_level = 1 };
+	struct testbed_engine *ref = NULL, *jit = NULL;
 	const struct seed_lb_packet *pkts;
-	struct tool_prog_src src = { 0 };
+	struct testbed_prog_src src = { 0 };
 	char path[4096];
 	size_t n;
 	int err;
@@ -90,17 +90,17 @@ static void test_prog(const struct seed_lb_prog *sp, const char *objdir, bool sk
 
 	opts.log_size = 1 << 20;
 	opts.log_buf = calloc(1, opts.log_size);
-	err = tool_engine__open(TOOL_ENGINE_INTERP, &src, &opts, &ref);
+	err = testbed_engine__open(TESTBED_ENGINE_INTERP, &src, &opts, &ref);
 	if (!err)
-		err = tool_engine__open(TOOL_ENGINE_JIT, &src, &opts, &jit);
+		err = testbed_engine__open(TESTBED_ENGINE_JIT, &src, &opts, &jit);
 	if (err) {
 		CHECK(0, "%s: cannot load: %s", sp->name, strerror(-err));
 		printf("%s", opts.log_buf ? opts.log_buf : "");
 		goto out;
 	}
 	/* No silent fallback: this is a test of the JIT. */
-	CHECK(xbpf_vm__engine(tool_engine__vm(jit)) == XBPF_ENGINE_JIT, "%s: the JIT engine runs the %s", sp->name,
-	      xbpf_engine_name(xbpf_vm__engine(tool_engine__vm(jit))));
+	CHECK(xbpf_vm__engine(testbed_engine__vm(jit)) == XBPF_ENGINE_JIT, "%s: the JIT engine runs the %s", sp->name,
+	      xbpf_engine_name(xbpf_vm__engine(testbed_engine__vm(jit))));
 	err = seed_lb_setup(ref);
 	CHECK(!err, "%s: interp map setup: %s", sp->name, strerror(-err));
 	err = seed_lb_setup(jit);
@@ -129,8 +129,8 @@ static void test_prog(const struct seed_lb_prog *sp, const char *objdir, bool sk
 	compare_stats(sp, ref, jit, iter);
 out:
 	free(opts.log_buf);
-	tool_engine__close(jit);
-	tool_engine__close(ref);
+	testbed_engine__close(jit);
+	testbed_engine__close(ref);
 }
 
 /*

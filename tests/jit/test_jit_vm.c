@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "engine_impl.h" /* __xbpf_jit_host_arch: is there a back end at all? */
+#include "insn.h"
 #include "xbpf_engine.h"
 
-#define INSN(c, d, s, o, i) ((struct xbpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
 
 static int failures;
 

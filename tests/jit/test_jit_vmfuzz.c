@@ -13,12 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernel_engine.h"
+#include "testbed.h"
 #include "progen.h"
-#include "tool_engine.h"
 
 enum { E_INTERP, E_JIT, E_KERNEL, E_CNT };
-static const enum tool_engine_kind kinds[E_CNT] = { TOOL_ENGINE_INTERP, TOOL_ENGINE_JIT, TOOL_ENGINE_KERNEL };
+static const enum testbed_engine_kind kinds[E_CNT] = { TESTBED_ENGINE_INTERP, TESTBED_ENGINE_JIT, TESTBED_ENGINE_KERNEL };
 
 static const struct xbpf_map_spec maps[2] = {
 	{ .name = "map0", .type = XBPF_MAP_ARRAY, .key_size = 4, .value_size = PROGEN_DATA_VALUE,
@@ -39,7 +38,7 @@ static int verifier_rejects, jit_fallbacks, kernel_rejects, kernel_log_full;
 static uint64_t first_seed;
 static bool kernel_loaded;
 
-static int run_engine(struct tool_engine *e, const uint8_t *pkt, uint32_t len,
+static int run_engine(struct testbed_engine *e, const uint8_t *pkt, uint32_t len,
 		      const uint8_t data_vals[PROGEN_DATA_ENTRIES][PROGEN_DATA_VALUE], struct outcome *out)
 {
 	static const uint8_t zero[PROGEN_RESULT_VALUE];
@@ -47,25 +46,25 @@ static int run_engine(struct tool_engine *e, const uint8_t *pkt, uint32_t len,
 	int err;
 
 	for (key = 0; key < PROGEN_DATA_ENTRIES; key++)
-		if ((err = tool_engine__map_update(e, "map0", &key, data_vals[key])))
+		if ((err = testbed_engine__map_update(e, "map0", &key, data_vals[key])))
 			return err;
 	key = 0;
-	if ((err = tool_engine__map_update(e, "map1", &key, zero)))
+	if ((err = testbed_engine__map_update(e, "map1", &key, zero)))
 		return err;
 	{
 		XBPF_OPTS(xbpf_test_run_opts, opts, .data_in = pkt, .data_size_in = len, .data_out = out->pkt,
 			  .data_size_out = sizeof(out->pkt), .repeat = 1);
 
-		if ((err = tool_engine__test_run(e, &opts)))
+		if ((err = testbed_engine__test_run(e, &opts)))
 			return err;
 		out->retval = opts.retval;
 		out->pkt_len = opts.data_size_out;
 	}
 	for (key = 0; key < PROGEN_DATA_ENTRIES; key++)
-		if ((err = tool_engine__map_lookup(e, "map0", &key, out->data_vals[key])))
+		if ((err = testbed_engine__map_lookup(e, "map0", &key, out->data_vals[key])))
 			return err;
 	key = 0;
-	return tool_engine__map_lookup(e, "map1", &key, out->result);
+	return testbed_engine__map_lookup(e, "map1", &key, out->result);
 }
 
 static bool same(uint64_t seed, const char *a_name, const struct outcome *a, const char *b_name,
@@ -98,7 +97,7 @@ static int one(const char *dir, uint64_t seed, bool kernel)
 	};
 	static struct outcome out[E_CNT];
 	uint8_t data_vals[PROGEN_DATA_ENTRIES][PROGEN_DATA_VALUE], pkt[128];
-	struct tool_engine *eng[E_CNT] = { 0 };
+	struct testbed_engine *eng[E_CNT] = { 0 };
 	char path[4096];
 	struct tprog p;
 	uint32_t len;
@@ -128,25 +127,25 @@ static int one(const char *dir, uint64_t seed, bool kernel)
 			data_vals[k][i] = (uint8_t)t_rand();
 
 	for (int e = 0; e < E_CNT; e++) {
-		struct tool_prog_src src = { .path = path, .raw_type = XBPF_PROG_XDP, .maps = maps, .map_cnt = 2 };
-		struct tool_engine_opts eo = { .skip_verify = skip_verify };
+		struct testbed_prog_src src = { .path = path, .raw_type = XBPF_PROG_XDP, .maps = maps, .map_cnt = 2 };
+		struct testbed_engine_opts eo = { .skip_verify = skip_verify };
 
 		if (e == E_KERNEL && !kernel)
 			continue;
-		err = tool_engine__open(kinds[e], &src, &eo, &eng[e]);
+		err = testbed_engine__open(kinds[e], &src, &eo, &eng[e]);
 		if (e == E_INTERP && (err == -EACCES || err == -EINVAL)) {
 			/* our verifier refused what the kernel takes: still compare the engines */
 			if (verifier_rejects++ == 0)
 				fprintf(stderr, "note: our verifier rejects seed %llu (%s); comparing unverified\n",
 					(unsigned long long)seed, strerror(-err));
 			skip_verify = eo.skip_verify = true;
-			err = tool_engine__open(kinds[e], &src, &eo, &eng[e]);
+			err = testbed_engine__open(kinds[e], &src, &eo, &eng[e]);
 		}
 		if (e == E_KERNEL && (err == -EPERM || err == -EACCES) && seed == first_seed && !kernel_loaded) {
 			printf("SKIP: the kernel refuses to load programs here (%s): needs root / CAP_BPF\n",
 			       strerror(-err));
 			for (int k = 0; k < e; k++)
-				tool_engine__close(eng[k]);
+				testbed_engine__close(eng[k]);
 			unlink(path);
 			rmdir(dir);
 			exit(77);
@@ -154,7 +153,7 @@ static int one(const char *dir, uint64_t seed, bool kernel)
 		if (e == E_KERNEL && !err)
 			kernel_loaded = true;
 		if (e == E_KERNEL && err == -ENOSPC) {
-			/* kernel_engine.c loads with a bounded verifier log that overflowed */
+			/* testbed/kernel.c loads with a bounded verifier log that overflowed */
 			kernel_log_full++;
 			eng[e] = NULL;
 			err = 0;
@@ -162,7 +161,7 @@ static int one(const char *dir, uint64_t seed, bool kernel)
 		}
 		if (e == E_KERNEL && err) {
 			if (kernel_rejects == 0) {
-				const char *log = kern_obj_last_log();
+				const char *log = testbed_kobj_last_log();
 				size_t l = strlen(log);
 
 				fprintf(stderr, "note: the kernel refuses seed %llu (%s):\n%s\n", (unsigned long long)seed,
@@ -175,11 +174,11 @@ static int one(const char *dir, uint64_t seed, bool kernel)
 		}
 		if (err) {
 			fprintf(stderr, "seed %llu: %s engine: %s\n", (unsigned long long)seed,
-				tool_engine_kind_name(kinds[e]), strerror(-err));
+				testbed_engine_kind_name(kinds[e]), strerror(-err));
 			goto out;
 		}
 	}
-	if (xbpf_vm__engine(tool_engine__vm(eng[E_JIT])) != XBPF_ENGINE_JIT) {
+	if (xbpf_vm__engine(testbed_engine__vm(eng[E_JIT])) != XBPF_ENGINE_JIT) {
 		fprintf(stderr, "seed %llu: the JIT fell back to the interpreter\n", (unsigned long long)seed);
 		jit_fallbacks++;
 		err = -ENOTSUP;
@@ -192,7 +191,7 @@ static int one(const char *dir, uint64_t seed, bool kernel)
 		err = run_engine(eng[e], pkt, len, data_vals, &out[e]);
 		if (err) {
 			fprintf(stderr, "seed %llu: %s run: %s\n", (unsigned long long)seed,
-				tool_engine_kind_name(kinds[e]), strerror(-err));
+				testbed_engine_kind_name(kinds[e]), strerror(-err));
 			goto out;
 		}
 	}
@@ -202,7 +201,7 @@ static int one(const char *dir, uint64_t seed, bool kernel)
 		err = -EDOM;
 out:
 	for (int e = 0; e < E_CNT; e++)
-		tool_engine__close(eng[e]);
+		testbed_engine__close(eng[e]);
 	if (!err)
 		unlink(path); /* failing programs stay for `xbpf disasm` */
 	return err;
@@ -221,7 +220,7 @@ int main(int argc, char **argv)
 		printf("SKIP: no JIT back end for this host architecture\n");
 		return 77;
 	}
-	if (kernel && !kern_engine_available()) {
+	if (kernel && !testbed_kernel_available()) {
 		printf("SKIP: no kernel engine in this build\n");
 		return 77;
 	}

@@ -34,8 +34,8 @@ void tprog_add(struct tprog *p, struct xbpf_insn insn)
 
 void tprog_ld_imm64(struct tprog *p, uint8_t dst, uint64_t v)
 {
-	tprog_add(p, INSN(XBPF_LD | XBPF_DW | XBPF_IMM, dst, 0, 0, (int32_t)(uint32_t)v));
-	tprog_add(p, INSN(0, 0, 0, 0, (int32_t)(uint32_t)(v >> 32)));
+	tprog_add(p, I(INSN(XBPF_LD | XBPF_DW | XBPF_IMM, dst, 0, 0, (int32_t)(uint32_t)v)));
+	tprog_add(p, I(INSN(0, 0, 0, 0, (int32_t)(uint32_t)(v >> 32))));
 }
 
 void tprog_func(struct tprog *p, uint16_t stack_depth)

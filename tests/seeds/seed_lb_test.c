@@ -19,8 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel_engine.h"
-#include "seed_lb.h"
+#include "testbed.h"
 
 #define SKIP 77
 
@@ -62,15 +61,15 @@ static void hexdump(const char *label, const uint8_t *p, uint32_t len)
 }
 
 /* Every stats entry, summed over CPUs, must be equal on both engines. */
-static void compare_stats(const struct seed_lb_prog *sp, struct tool_engine *kern,
-			  struct tool_engine *user)
+static void compare_stats(const struct seed_lb_prog *sp, struct testbed_engine *kern,
+			  struct testbed_engine *user)
 {
 	struct xbpf_map_spec spec;
 	uint64_t kb, kp, ub, up;
 	uint32_t key;
 	int nonzero = 0;
 
-	if (tool_engine__map_spec(kern, "stats", &spec)) {
+	if (testbed_engine__map_spec(kern, "stats", &spec)) {
 		CHECK(0, "%s: no stats map", sp->name);
 		return;
 	}
@@ -89,13 +88,13 @@ static void compare_stats(const struct seed_lb_prog *sp, struct tool_engine *ker
 	printf("  stats: %u entries compared, %d non-zero\n", spec.max_entries, nonzero);
 }
 
-static int test_prog(const struct seed_lb_prog *sp, const char *objdir, enum tool_engine_kind kind,
+static int test_prog(const struct seed_lb_prog *sp, const char *objdir, enum testbed_engine_kind kind,
 		     bool skip_verify, int iter)
 {
-	struct tool_engine_opts uopts = { .skip_verify = skip_verify, .log_level = 1 };
-	struct tool_engine *kern = NULL, *user = NULL;
+	struct testbed_engine_opts uopts = { .skip_verify = skip_verify, .log_level = 1 };
+	struct testbed_engine *kern = NULL, *user = NULL;
 	const struct seed_lb_packet *pkts;
-	struct tool_prog_src src = { 0 };
+	struct testbed_prog_src src = { 0 };
 	char path[4096];
 	size_t i, n;
 	uint64_t bytes, pkts_cnt;
@@ -105,24 +104,24 @@ static int test_prog(const struct seed_lb_prog *sp, const char *objdir, enum too
 	src.path = path;
 	src.prog_name = sp->prog;
 	printf("%s (%s, engine %s%s)\n", sp->name, xbpf_prog_type_name(sp->type),
-	       tool_engine_kind_name(kind), skip_verify ? ", verifier skipped" : "");
+	       testbed_engine_kind_name(kind), skip_verify ? ", verifier skipped" : "");
 
-	err = tool_engine__open(TOOL_ENGINE_KERNEL, &src, NULL, &kern);
+	err = testbed_engine__open(TESTBED_ENGINE_KERNEL, &src, NULL, &kern);
 	if (err) {
 		printf("SKIP: the kernel cannot load %s: %s\n%s", path, strerror(-err),
-		       kern_obj_last_log());
+		       testbed_kobj_last_log());
 		return SKIP;
 	}
 	uopts.log_size = 1 << 20;
 	uopts.log_buf = calloc(1, uopts.log_size);
-	err = tool_engine__open(kind, &src, &uopts, &user);
+	err = testbed_engine__open(kind, &src, &uopts, &user);
 	if (err) {
 		CHECK(0, "%s: %s engine refuses the program: %s", sp->name,
-		      tool_engine_kind_name(kind), strerror(-err));
+		      testbed_engine_kind_name(kind), strerror(-err));
 		print_log_tail(uopts.log_buf, 40);
 		goto out;
 	}
-	if (kind == TOOL_ENGINE_JIT && xbpf_vm__engine(tool_engine__vm(user)) != XBPF_ENGINE_JIT) {
+	if (kind == TESTBED_ENGINE_JIT && xbpf_vm__engine(testbed_engine__vm(user)) != XBPF_ENGINE_JIT) {
 		printf("SKIP: no JIT for this host (the VM fell back to the interpreter)\n");
 		err = SKIP;
 		goto out;
@@ -142,7 +141,7 @@ static int test_prog(const struct seed_lb_prog *sp, const char *objdir, enum too
 		seed_lb_run(user, &pkts[i], repeat, &ur);
 		printf("  %-42s kernel %s/%u  %s %s/%u\n", pkts[i].desc,
 		       kr.err ? strerror(-kr.err) : sp->action_name(kr.retval), kr.size,
-		       tool_engine_kind_name(kind),
+		       testbed_engine_kind_name(kind),
 		       ur.err ? strerror(-ur.err) : sp->action_name(ur.retval), ur.size);
 		CHECK(!kr.err && !ur.err, "%s: %s: test run: kernel %d, user %d", sp->name,
 		      pkts[i].desc, kr.err, ur.err);
@@ -191,8 +190,8 @@ static int test_prog(const struct seed_lb_prog *sp, const char *objdir, enum too
 	err = 0;
 out:
 	free(uopts.log_buf);
-	tool_engine__close(user);
-	tool_engine__close(kern);
+	testbed_engine__close(user);
+	testbed_engine__close(kern);
 	return err;
 }
 
@@ -209,7 +208,7 @@ int main(int argc, char **argv)
 		{},
 	};
 	const char *script = NULL, *seeds_dir = NULL, *workdir = NULL, *only = NULL;
-	enum tool_engine_kind kind = TOOL_ENGINE_INTERP;
+	enum testbed_engine_kind kind = TESTBED_ENGINE_INTERP;
 	bool skip_verify = false;
 	int iter = SEED_NUM_ITER;
 	int c, status, skipped = 0, ran = 0;
@@ -225,7 +224,7 @@ int main(int argc, char **argv)
 		case 'p': only = optarg; break;
 		case 'e':
 			/* kernel: a second kernel instance, checks the harness alone */
-			if (tool_engine_kind_from_name(optarg, &kind)) {
+			if (testbed_engine_kind_from_name(optarg, &kind)) {
 				fprintf(stderr, "--engine: interp, jit or kernel\n");
 				return 2;
 			}
@@ -239,7 +238,7 @@ int main(int argc, char **argv)
 				"[--engine interp|jit|kernel] [--skip-verify] [--iter N] [--prog NAME]\n", argv[0]);
 		return 2;
 	}
-	if (!kern_engine_available()) {
+	if (!testbed_kernel_available()) {
 		printf("SKIP: this build has no kernel engine\n");
 		return SKIP;
 	}

@@ -5,7 +5,7 @@ for bpf-to-bpf calls) through xbpf_verify(), or through the kernel too.
 
 At test time: extract every test entry added by the seed patch, compile a
 small generator in which the kernel's instruction macro names are defined
-as xlb's own builders (tests/verifier/insn.h), print the cases in
+as xlb's own builders (tests/lib/insn.h), print the cases in
 run_cases' text format and run them.  Nothing from the seed is kept in the
 repository.
 
@@ -46,26 +46,26 @@ MODERN = {
 
 MACROS = r"""
 /* The kernel's instruction macro names, as xlb's own builders. */
-#define BPF_RAW_INSN(c, d, s, o, i) XI(c, d, s, o, i)
-#define BPF_ALU64_REG(op, d, s) XI_ALU64_X(op, d, s)
-#define BPF_ALU64_IMM(op, d, i) XI_ALU64_K(op, d, i)
-#define BPF_ALU32_REG(op, d, s) XI_ALU32_X(op, d, s)
-#define BPF_ALU32_IMM(op, d, i) XI_ALU32_K(op, d, i)
-#define BPF_MOV64_REG(d, s) XI_MOV64_X(d, s)
-#define BPF_MOV32_REG(d, s) XI_MOV32_X(d, s)
-#define BPF_MOV64_IMM(d, i) XI_MOV64_K(d, i)
-#define BPF_MOV32_IMM(d, i) XI_MOV32_K(d, i)
-#define BPF_LDX_MEM(sz, d, s, o) XI_LDX(sz, d, s, o)
-#define BPF_STX_MEM(sz, d, s, o) XI_STX(sz, d, s, o)
-#define BPF_ST_MEM(sz, d, o, i) XI_ST(sz, d, o, i)
-#define BPF_LD_IMM64(d, v) XI_LD64(d, v)
-#define BPF_LD_MAP_FD(d, fd) XI_LD_MAP(d, fd)
-#define BPF_LD_ABS(sz, i) XI_LD_ABS(sz, i)
-#define BPF_JMP_REG(op, d, s, o) XI_JMP_X(op, d, s, o)
-#define BPF_JMP_IMM(op, d, i, o) XI_JMP_K(op, d, i, o)
-#define BPF_JMP32_IMM(op, d, i, o) XI_JMP32_K(op, d, i, o)
-#define BPF_JMP_A(o) XI_JA(o)
-#define BPF_EXIT_INSN() XI_EXIT()
+#define BPF_RAW_INSN(c, d, s, o, i) INSN(c, d, s, o, i)
+#define BPF_ALU64_REG(op, d, s) INSN(XBPF_ALU64 | (op) | XBPF_X, d, s, 0, 0)
+#define BPF_ALU64_IMM(op, d, i) INSN(XBPF_ALU64 | (op) | XBPF_K, d, 0, 0, i)
+#define BPF_ALU32_REG(op, d, s) INSN(XBPF_ALU | (op) | XBPF_X, d, s, 0, 0)
+#define BPF_ALU32_IMM(op, d, i) INSN(XBPF_ALU | (op) | XBPF_K, d, 0, 0, i)
+#define BPF_MOV64_REG(d, s) MOV64X(d, s)
+#define BPF_MOV32_REG(d, s) MOV32X(d, s)
+#define BPF_MOV64_IMM(d, i) MOV64K(d, i)
+#define BPF_MOV32_IMM(d, i) MOV32K(d, i)
+#define BPF_LDX_MEM(sz, d, s, o) INSN(XBPF_LDX | XBPF_MEM | (sz), d, s, o, 0)
+#define BPF_STX_MEM(sz, d, s, o) INSN(XBPF_STX | XBPF_MEM | (sz), d, s, o, 0)
+#define BPF_ST_MEM(sz, d, o, i) INSN(XBPF_ST | XBPF_MEM | (sz), d, 0, o, i)
+#define BPF_LD_IMM64(d, v) LDIMM64(d, v)
+#define BPF_LD_MAP_FD(d, fd) LD_MAP(d, fd)
+#define BPF_LD_ABS(sz, i) INSN(XBPF_LD | XBPF_ABS | (sz), 0, 0, 0, i)
+#define BPF_JMP_REG(op, d, s, o) INSN(XBPF_JMP | (op) | XBPF_X, d, s, o, 0)
+#define BPF_JMP_IMM(op, d, i, o) INSN(XBPF_JMP | (op) | XBPF_K, d, 0, o, i)
+#define BPF_JMP32_IMM(op, d, i, o) INSN(XBPF_JMP32 | (op) | XBPF_K, d, 0, o, i)
+#define BPF_JMP_A(o) JA(o)
+#define BPF_EXIT_INSN() EXIT()
 """
 
 GEN = r"""

@@ -48,20 +48,20 @@ static int verify(const struct xbpf_insn *insns, size_t cnt, int level, size_t l
 int main(void)
 {
 	const struct xbpf_insn pkt_prog[] = {
-		XI_LDX(XBPF_W, 2, 1, XDP_MD_DATA), XI_LDX(XBPF_W, 3, 1, XDP_MD_DATA_END),
-		XI_MOV64_X(4, 2), XI_ALU64_K(XBPF_ADD, 4, 14), XI_JMP_X(XBPF_JGT, 4, 3, 1),
-		XI_LDX(XBPF_B, 0, 2, 0), XI_MOV64_K(0, 2), XI_EXIT(),
+		LDX(W, 2, 1, XDP_MD(data)), LDX(W, 3, 1, XDP_MD(data_end)),
+		MOV64X(4, 2), A64K(ADD, 4, 14), JX(JGT, 4, 3, 1),
+		LDX(B, 0, 2, 0), MOV64K(0, 2), EXIT(),
 	};
 	const struct xbpf_insn bad_prog[] = {
-		XI_MOV64_K(0, 0), XI_LDX(XBPF_W, 2, 1, XDP_MD_DATA), XI_LDX(XBPF_B, 0, 2, 0), XI_EXIT(),
+		MOV64K(0, 0), LDX(W, 2, 1, XDP_MD(data)), LDX(B, 0, 2, 0), EXIT(),
 	};
 	const struct xbpf_insn calls_prog[] = {
-		XI_ST(XBPF_DW, 10, -8, 0), XI_CALL_REL(2), XI_MOV64_K(0, 1), XI_EXIT(),
-		XI_ST(XBPF_DW, 10, -40, 0), XI_MOV64_K(0, 2), XI_EXIT(),
+		ST(DW, 10, -8, 0), CALL_PC(2), MOV64K(0, 1), EXIT(),
+		ST(DW, 10, -40, 0), MOV64K(0, 2), EXIT(),
 	};
 	const struct xbpf_insn long_loop[] = {
-		XI_MOV64_K(0, 0), XI_ALU64_K(XBPF_ADD, 0, 1), XI_JMP_K(XBPF_JLT, 0, 600000, -2),
-		XI_EXIT(),
+		MOV64K(0, 0), A64K(ADD, 0, 1), JK(JLT, 0, 600000, -2),
+		EXIT(),
 	};
 	struct xbpf_verify_info info;
 	unsigned int per_insn = ~0u;

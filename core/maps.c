@@ -1,0 +1,770 @@
+// SPDX-License-Identifier: MIT
+/*
+ * maps.c - the map front end: spec validation, the bpf(2)-style control
+ * API, maps of maps and the array families.
+ *
+ * Every family keeps its values in preallocated storage so that a program's
+ * lookup is a pointer computation or a lock-free list walk; writers
+ * serialise on per-bucket (hash) or per-map (trie, ring) locks, never on a
+ * global one.  As with the kernel's preallocated maps, an element deleted
+ * while a packet thread still holds its value pointer is recycled: the
+ * program then sees the new contents, never unmapped memory.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "core_impl.h"
+
+static const struct {
+	enum xbpf_map_type type;
+	const char *name;
+} map_type_names[] = {
+	{ XBPF_MAP_HASH, "hash" },
+	{ XBPF_MAP_ARRAY, "array" },
+	{ XBPF_MAP_PERCPU_HASH, "percpu_hash" },
+	{ XBPF_MAP_PERCPU_ARRAY, "percpu_array" },
+	{ XBPF_MAP_LRU_HASH, "lru_hash" },
+	{ XBPF_MAP_LRU_PERCPU_HASH, "lru_percpu_hash" },
+	{ XBPF_MAP_LPM_TRIE, "lpm_trie" },
+	{ XBPF_MAP_ARRAY_OF_MAPS, "array_of_maps" },
+	{ XBPF_MAP_HASH_OF_MAPS, "hash_of_maps" },
+	{ XBPF_MAP_DEVMAP, "devmap" },
+	{ XBPF_MAP_RINGBUF, "ringbuf" },
+};
+
+int xbpf_map_type_from_name(const char *name, enum xbpf_map_type *ret_type)
+{
+	size_t i;
+
+	if (!name || !ret_type)
+		return xbpf_err(-EINVAL);
+	for (i = 0; i < sizeof(map_type_names) / sizeof(map_type_names[0]); i++) {
+		if (!strcmp(map_type_names[i].name, name)) {
+			*ret_type = map_type_names[i].type;
+			return 0;
+		}
+	}
+	return xbpf_err(-EINVAL);
+}
+
+const char *xbpf_map_type_name(enum xbpf_map_type type)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(map_type_names) / sizeof(map_type_names[0]); i++)
+		if (map_type_names[i].type == type)
+			return map_type_names[i].name;
+	return NULL;
+}
+
+static bool is_map_of_maps(enum xbpf_map_type type)
+{
+	return type == XBPF_MAP_ARRAY_OF_MAPS || type == XBPF_MAP_HASH_OF_MAPS;
+}
+
+static bool is_percpu(enum xbpf_map_type type)
+{
+	return type == XBPF_MAP_PERCPU_ARRAY || type == XBPF_MAP_PERCPU_HASH ||
+	       type == XBPF_MAP_LRU_PERCPU_HASH;
+}
+
+/* Largest value the kernel accepts for per-CPU maps (PCPU_MIN_UNIT_SIZE). */
+#define XBPF_PERCPU_VALUE_MAX 32768
+/*
+ * Refuse maps whose storage would exceed this: a typo, not a real map.
+ * Fuzz builds lower it: ASan's calloc() zeroes big blocks eagerly.
+ */
+#ifndef XBPF_MAP_MEM_MAX
+#define XBPF_MAP_MEM_MAX (1ull << 32)
+#endif
+
+/* Kernel-style checks of a spec; -EINVAL or -E2BIG. */
+static int check_spec(const struct xbpf_map_spec *spec, int nr_cpus)
+{
+	uint64_t per_key, total;
+
+	if (spec->map_flags & ~XBPF_F_KNOWN_MAP_FLAGS)
+		return -EINVAL;
+	switch (spec->type) {
+	case XBPF_MAP_ARRAY:
+	case XBPF_MAP_PERCPU_ARRAY:
+		if (spec->key_size != 4 || !spec->value_size || !spec->max_entries)
+			return -EINVAL;
+		break;
+	case XBPF_MAP_HASH:
+	case XBPF_MAP_PERCPU_HASH:
+	case XBPF_MAP_LRU_HASH:
+	case XBPF_MAP_LRU_PERCPU_HASH:
+		if (!spec->key_size || !spec->value_size || !spec->max_entries)
+			return -EINVAL;
+		if (spec->key_size > XBPF_STACK_SIZE)
+			return -E2BIG;
+		if ((spec->type == XBPF_MAP_HASH || spec->type == XBPF_MAP_PERCPU_HASH) &&
+		    (spec->map_flags & BPF_F_NO_COMMON_LRU))
+			return -EINVAL;
+		break;
+	case XBPF_MAP_LPM_TRIE:
+		/* prefixlen (u32) + 1..256 data bytes; the kernel insists on NO_PREALLOC */
+		if (spec->key_size < 5 || spec->key_size > 4 + 256 || !spec->value_size ||
+		    !spec->max_entries || !(spec->map_flags & BPF_F_NO_PREALLOC))
+			return -EINVAL;
+		if (spec->value_size > 4096)
+			return -E2BIG;
+		break;
+	case XBPF_MAP_ARRAY_OF_MAPS:
+	case XBPF_MAP_HASH_OF_MAPS:
+		if (!spec->key_size || spec->value_size != 4 || !spec->max_entries || !spec->inner)
+			return -EINVAL;
+		if (spec->type == XBPF_MAP_ARRAY_OF_MAPS && spec->key_size != 4)
+			return -EINVAL;
+		if (spec->key_size > XBPF_STACK_SIZE)
+			return -E2BIG;
+		if (is_map_of_maps(spec->inner->type) || spec->inner->inner)
+			return -EINVAL; /* one level only, as the kernel */
+		{
+			int err = check_spec(spec->inner, nr_cpus);
+
+			if (err)
+				return err;
+		}
+		break;
+	case XBPF_MAP_DEVMAP:
+		if (spec->key_size != 4 || (spec->value_size != 4 && spec->value_size != 8) ||
+		    !spec->max_entries)
+			return -EINVAL;
+		break;
+	case XBPF_MAP_RINGBUF:
+		if (spec->key_size || spec->value_size || spec->max_entries < XBPF_PAGE_SIZE ||
+		    (spec->max_entries & (spec->max_entries - 1)))
+			return -EINVAL;
+		if (spec->max_entries > (1u << 30))
+			return -E2BIG;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+	if (is_percpu(spec->type) && spec->value_size > XBPF_PERCPU_VALUE_MAX)
+		return -E2BIG;
+	/* key + value per entry, every CPU: must not overflow nor be absurd */
+	per_key = XBPF_ROUND_UP((uint64_t)spec->key_size, 8) + 64 +
+		  XBPF_ROUND_UP((uint64_t)spec->value_size, 8) * (is_percpu(spec->type) ? nr_cpus : 1);
+	if (__builtin_mul_overflow(per_key, (uint64_t)spec->max_entries, &total) ||
+	    total > XBPF_MAP_MEM_MAX)
+		return -E2BIG;
+	return 0;
+}
+
+static const struct xbpf_map_ops *map_ops(enum xbpf_map_type type)
+{
+	switch (type) {
+	case XBPF_MAP_ARRAY:
+	case XBPF_MAP_PERCPU_ARRAY:
+		return &__xbpf_array_ops;
+	case XBPF_MAP_ARRAY_OF_MAPS:
+	case XBPF_MAP_DEVMAP:
+		return &__xbpf_fd_array_ops;
+	case XBPF_MAP_HASH:
+	case XBPF_MAP_PERCPU_HASH:
+	case XBPF_MAP_LRU_HASH:
+	case XBPF_MAP_LRU_PERCPU_HASH:
+	case XBPF_MAP_HASH_OF_MAPS:
+		return &__xbpf_htab_ops;
+	case XBPF_MAP_LPM_TRIE:
+		return &__xbpf_lpm_ops;
+	case XBPF_MAP_RINGBUF:
+		return &__xbpf_ringbuf_ops;
+	}
+	return NULL;
+}
+
+struct xbpf_map *xbpf_map__create(const struct xbpf_map_spec *spec, int nr_cpus)
+{
+	struct xbpf_map *map;
+	int err;
+
+	if (!spec || nr_cpus < 0 || nr_cpus > XBPF_MAX_CPUS)
+		return xbpf_err_ptr(-EINVAL);
+	if (!nr_cpus) {
+		long n = sysconf(_SC_NPROCESSORS_CONF);
+
+		nr_cpus = n < 1 ? 1 : n > XBPF_MAX_CPUS ? XBPF_MAX_CPUS : (int)n;
+	}
+	err = check_spec(spec, nr_cpus);
+	if (err)
+		return xbpf_err_ptr(err);
+
+	map = calloc(1, sizeof(*map));
+	if (!map)
+		return xbpf_err_ptr(-ENOMEM);
+	map->spec = *spec;
+	map->spec.name[sizeof(map->spec.name) - 1] = '\0';
+	map->spec.inner = NULL;
+	if (spec->inner && is_map_of_maps(spec->type)) {
+		map->inner_spec = *spec->inner;
+		map->inner_spec.inner = NULL;
+		map->spec.inner = &map->inner_spec;
+	}
+	map->ops = map_ops(spec->type);
+	map->nr_cpus = nr_cpus;
+	map->percpu = is_percpu(spec->type);
+	map->val_size = is_map_of_maps(spec->type) ? sizeof(void *) : spec->value_size;
+	map->stride = XBPF_ROUND_UP(map->val_size, 8);
+	map->cpu_vals = map->percpu ? (uint32_t)nr_cpus : 1;
+	pthread_mutex_init(&map->reg_lock, NULL);
+	err = map->ops->alloc(map);
+	if (err) {
+		pthread_mutex_destroy(&map->reg_lock);
+		free(map);
+		return xbpf_err_ptr(err);
+	}
+	return map;
+}
+
+struct xbpf_map *xbpf_map__free(struct xbpf_map *map)
+{
+	if (!map)
+		return NULL;
+	map->ops->free(map);
+	pthread_mutex_destroy(&map->reg_lock);
+	free(map->reg);
+	free(map);
+	return NULL;
+}
+
+const char *xbpf_map__name(const struct xbpf_map *map)
+{
+	return map ? map->spec.name : NULL;
+}
+
+const struct xbpf_map_spec *xbpf_map__spec(const struct xbpf_map *map)
+{
+	return map ? &map->spec : NULL;
+}
+
+int xbpf_map__nr_cpus(const struct xbpf_map *map)
+{
+	return map ? map->nr_cpus : xbpf_err(-EINVAL);
+}
+
+/* ---- maps of maps: id <-> pointer ------------------------------------------- */
+
+static bool inner_matches(const struct xbpf_map_spec *want, const struct xbpf_map *inner)
+{
+	const struct xbpf_map_spec *have = &inner->spec;
+
+	if (want->type != have->type || want->key_size != have->key_size ||
+	    want->value_size != have->value_size ||
+	    (want->map_flags & ~BPF_F_INNER_MAP) != (have->map_flags & ~BPF_F_INNER_MAP))
+		return false;
+	/* BPF_F_INNER_MAP lets inner maps differ in size, as in the kernel */
+	return (want->map_flags & BPF_F_INNER_MAP) || want->max_entries == have->max_entries;
+}
+
+int xbpf_map__set_inner(struct xbpf_map *outer, uint32_t id, struct xbpf_map *inner)
+{
+	size_t i;
+	int err = 0;
+
+	if (!outer || !inner || !is_map_of_maps(outer->spec.type) || is_map_of_maps(inner->spec.type))
+		return xbpf_err(-EINVAL);
+	if (!inner_matches(&outer->inner_spec, inner))
+		return xbpf_err(-EINVAL);
+	pthread_mutex_lock(&outer->reg_lock);
+	for (i = 0; i < outer->reg_cnt; i++) {
+		if (outer->reg[i].id == id) {
+			outer->reg[i].map = inner;
+			goto out;
+		}
+	}
+	if (outer->reg_cnt == outer->reg_cap) {
+		size_t cap = outer->reg_cap ? outer->reg_cap * 2 : 8;
+		struct xbpf_inner_ref *reg = realloc(outer->reg, cap * sizeof(*reg));
+
+		if (!reg) {
+			err = -ENOMEM;
+			goto out;
+		}
+		outer->reg = reg;
+		outer->reg_cap = cap;
+	}
+	outer->reg[outer->reg_cnt++] = (struct xbpf_inner_ref){ .id = id, .map = inner };
+out:
+	pthread_mutex_unlock(&outer->reg_lock);
+	return xbpf_err(err);
+}
+
+static struct xbpf_map *inner_by_id(struct xbpf_map *outer, uint32_t id)
+{
+	struct xbpf_map *found = NULL;
+	size_t i;
+
+	pthread_mutex_lock(&outer->reg_lock);
+	for (i = 0; i < outer->reg_cnt; i++)
+		if (outer->reg[i].id == id)
+			found = outer->reg[i].map;
+	pthread_mutex_unlock(&outer->reg_lock);
+	return found;
+}
+
+static int id_by_inner(struct xbpf_map *outer, const struct xbpf_map *inner, uint32_t *ret_id)
+{
+	int err = -ENOENT;
+	size_t i;
+
+	pthread_mutex_lock(&outer->reg_lock);
+	for (i = 0; i < outer->reg_cnt; i++) {
+		if (outer->reg[i].map == inner) {
+			*ret_id = outer->reg[i].id;
+			err = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&outer->reg_lock);
+	return err;
+}
+
+/* ---- control plane ---------------------------------------------------------- */
+
+int xbpf_map__lookup(struct xbpf_map *map, const void *key, void *value)
+{
+	const uint8_t *raw;
+
+	if (!map || !value || (!key && map->spec.key_size))
+		return xbpf_err(-EINVAL);
+	if (map->spec.type == XBPF_MAP_RINGBUF)
+		return xbpf_err(-ENOTSUP);
+	raw = map->ops->lookup_raw(map, key);
+	if (!raw)
+		return xbpf_err(-ENOENT);
+	if (is_map_of_maps(map->spec.type)) {
+		struct xbpf_map *inner = atomic_load_explicit((_Atomic(struct xbpf_map *) *)raw,
+							      memory_order_acquire);
+		uint32_t id;
+
+		if (!inner || id_by_inner(map, inner, &id))
+			return xbpf_err(-ENOENT);
+		memcpy(value, &id, sizeof(id));
+		return 0;
+	}
+	if (!map->percpu) {
+		memcpy(value, raw, map->spec.value_size);
+		return 0;
+	}
+	/* whole 8-byte slots: the kernel's copy_map_value_long() round-trips the padding too */
+	memcpy(value, raw, (size_t)map->cpu_vals * map->stride);
+	return 0;
+}
+
+int xbpf_map__update(struct xbpf_map *map, const void *key, const void *value, uint64_t flags)
+{
+	if (!map || !value || (!key && map->spec.key_size))
+		return xbpf_err(-EINVAL);
+	if (flags > XBPF_EXIST)
+		return xbpf_err(-EINVAL);
+	if (map->spec.type == XBPF_MAP_RINGBUF)
+		return xbpf_err(-ENOTSUP);
+	if (is_map_of_maps(map->spec.type)) {
+		uint32_t id;
+		struct xbpf_map *inner;
+
+		memcpy(&id, value, sizeof(id));
+		inner = inner_by_id(map, id);
+		if (!inner)
+			return xbpf_err(-EBADF); /* the kernel's answer to a bad fd */
+		return xbpf_err(map->ops->update(map, key, &inner, flags, -1));
+	}
+	return xbpf_err(map->ops->update(map, key, value, flags, -1));
+}
+
+int xbpf_map__delete(struct xbpf_map *map, const void *key)
+{
+	if (!map || (!key && map->spec.key_size))
+		return xbpf_err(-EINVAL);
+	if (map->spec.type == XBPF_MAP_RINGBUF)
+		return xbpf_err(-ENOTSUP);
+	return xbpf_err(map->ops->delete(map, key));
+}
+
+int xbpf_map__get_next_key(struct xbpf_map *map, const void *key, void *next_key)
+{
+	if (!map || !next_key)
+		return xbpf_err(-EINVAL);
+	if (map->spec.type == XBPF_MAP_RINGBUF)
+		return xbpf_err(-ENOTSUP);
+	return xbpf_err(map->ops->get_next_key(map, key, next_key));
+}
+
+/* ---- data plane ------------------------------------------------------------- */
+
+static void *array_lookup_raw(struct xbpf_map *map, const void *key);
+
+void *xbpf_map__lookup_elem(struct xbpf_map *map, const void *key)
+{
+	uint8_t *raw;
+
+	if (!map || !key || map->spec.type == XBPF_MAP_RINGBUF)
+		return NULL;
+	/* arrays (most lookups of a packet) without the indirect call */
+	if (map->ops == &__xbpf_array_ops)
+		raw = array_lookup_raw(map, key);
+	else
+		raw = map->ops->lookup_raw(map, key);
+	if (!raw)
+		return NULL;
+	if (is_map_of_maps(map->spec.type))
+		return atomic_load_explicit((_Atomic(void *) *)raw, memory_order_acquire);
+	if (map->percpu)
+		raw += (size_t)__xbpf_map_cpu(map) * map->stride;
+	return raw;
+}
+
+int __xbpf_map_update_prog(struct xbpf_map *map, const void *key, const void *value, uint64_t flags)
+{
+	if (flags > XBPF_EXIST)
+		return -EINVAL;
+	switch (map->spec.type) {
+	case XBPF_MAP_RINGBUF:
+	case XBPF_MAP_ARRAY_OF_MAPS:
+	case XBPF_MAP_HASH_OF_MAPS:
+	case XBPF_MAP_DEVMAP:
+		return -EOPNOTSUPP; /* the kernel's verifier refuses these */
+	default:
+		break;
+	}
+	return map->ops->update(map, key, value, flags, map->percpu ? (int)__xbpf_map_cpu(map) : -1);
+}
+
+int __xbpf_map_delete_prog(struct xbpf_map *map, const void *key)
+{
+	switch (map->spec.type) {
+	case XBPF_MAP_RINGBUF:
+	case XBPF_MAP_ARRAY_OF_MAPS:
+	case XBPF_MAP_HASH_OF_MAPS:
+		return -EOPNOTSUPP;
+	default:
+		break;
+	}
+	return map->ops->delete(map, key);
+}
+
+int __xbpf_map_init_value(struct xbpf_map *map, const void *data, size_t size)
+{
+	uint32_t zero = 0;
+	uint8_t *raw;
+
+	if (map->spec.type != XBPF_MAP_ARRAY || size > map->spec.value_size)
+		return -EINVAL;
+	raw = map->ops->lookup_raw(map, &zero);
+	if (!raw)
+		return -EINVAL;
+	memcpy(raw, data, size);
+	return 0;
+}
+
+/* ---- array, percpu_array ---------------------------------------------------- */
+
+static int array_alloc(struct xbpf_map *map)
+{
+	map->priv = calloc((size_t)map->spec.max_entries * map->cpu_vals, map->stride);
+	return map->priv ? 0 : -ENOMEM;
+}
+
+static void array_free(struct xbpf_map *map)
+{
+	free(map->priv);
+}
+
+static void *array_lookup_raw(struct xbpf_map *map, const void *key)
+{
+	return __xbpf_array_elem(map, key);
+}
+
+static void copy_values(struct xbpf_map *map, uint8_t *dst, const void *value, int cpu)
+{
+
+	if (!map->percpu) {
+		memcpy(dst, value, map->val_size);
+		return;
+	}
+	if (cpu >= 0) {
+		memcpy(dst + (size_t)cpu * map->stride, value, map->val_size);
+		return;
+	}
+	memcpy(dst, value, (size_t)map->cpu_vals * map->stride);
+}
+
+static int array_update(struct xbpf_map *map, const void *key, const void *value, uint64_t flags,
+			int cpu)
+{
+	uint32_t idx;
+
+	memcpy(&idx, key, sizeof(idx));
+	if (idx >= map->spec.max_entries)
+		return -E2BIG;
+	if (flags == XBPF_NOEXIST)
+		return -EEXIST; /* every element of an array exists */
+	copy_values(map, array_lookup_raw(map, key), value, cpu);
+	return 0;
+}
+
+static int array_delete(struct xbpf_map *map, const void *key)
+{
+	return -EINVAL;
+}
+
+static int array_get_next_key(struct xbpf_map *map, const void *key, void *next_key)
+{
+	uint32_t idx = 0, next;
+
+	if (key)
+		memcpy(&idx, key, sizeof(idx));
+	if (!key || idx >= map->spec.max_entries) {
+		next = 0;
+	} else {
+		if (idx == map->spec.max_entries - 1)
+			return -ENOENT;
+		next = idx + 1;
+	}
+	memcpy(next_key, &next, sizeof(next));
+	return 0;
+}
+
+const struct xbpf_map_ops __xbpf_array_ops = {
+	.alloc = array_alloc,
+	.free = array_free,
+	.lookup_raw = array_lookup_raw,
+	.update = array_update,
+	.delete = array_delete,
+	.get_next_key = array_get_next_key,
+};
+
+/*
+ * array_of_maps and devmap: slots that may be empty.  A slot's value is
+ * published with a release store of its `used` word after the value.
+ */
+struct fd_slot_hdr {
+	_Atomic uint64_t used;
+};
+
+static size_t fd_slot_size(const struct xbpf_map *map)
+{
+	return sizeof(struct fd_slot_hdr) + map->stride;
+}
+
+static int fd_array_alloc(struct xbpf_map *map)
+{
+	map->priv = calloc(map->spec.max_entries, fd_slot_size(map));
+	if (!map->priv)
+		return -ENOMEM;
+	return 0;
+}
+
+static struct fd_slot_hdr *fd_slot(struct xbpf_map *map, uint32_t idx)
+{
+	return (struct fd_slot_hdr *)((uint8_t *)map->priv + (size_t)idx * fd_slot_size(map));
+}
+
+static void *fd_array_lookup_raw(struct xbpf_map *map, const void *key)
+{
+	struct fd_slot_hdr *slot;
+	uint32_t idx;
+
+	memcpy(&idx, key, sizeof(idx));
+	if (idx >= map->spec.max_entries)
+		return NULL;
+	slot = fd_slot(map, idx);
+	if (!atomic_load_explicit(&slot->used, memory_order_acquire))
+		return NULL;
+	return slot + 1;
+}
+
+static int fd_array_update(struct xbpf_map *map, const void *key, const void *value, uint64_t flags,
+			   int cpu)
+{
+	struct fd_slot_hdr *slot;
+	uint32_t idx;
+
+	memcpy(&idx, key, sizeof(idx));
+	if (idx >= map->spec.max_entries)
+		return -E2BIG;
+	if (flags == XBPF_NOEXIST)
+		return -EEXIST;
+	slot = fd_slot(map, idx);
+	if (map->spec.type == XBPF_MAP_DEVMAP) {
+		uint32_t v[2] = { 0, 0 };
+
+		memcpy(v, value, map->spec.value_size);
+		if (v[1]) /* a devmap program fd: not available in userspace */
+			return -EOPNOTSUPP;
+		if (!v[0]) {
+			/* ifindex 0 empties the slot, as in the kernel */
+			atomic_store_explicit(&slot->used, 0, memory_order_release);
+			return 0;
+		}
+		atomic_store_explicit(&slot->used, 0, memory_order_release);
+		memcpy(slot + 1, v, map->spec.value_size);
+		atomic_store_explicit(&slot->used, 1, memory_order_release);
+		return 0;
+	}
+	/* array_of_maps: value is the inner map pointer */
+	atomic_store_explicit((_Atomic(void *) *)(slot + 1), *(void *const *)value,
+			      memory_order_release);
+	atomic_store_explicit(&slot->used, 1, memory_order_release);
+	return 0;
+}
+
+static int fd_array_delete(struct xbpf_map *map, const void *key)
+{
+	struct fd_slot_hdr *slot;
+	uint32_t idx;
+
+	memcpy(&idx, key, sizeof(idx));
+	if (idx >= map->spec.max_entries)
+		return -EINVAL;
+	slot = fd_slot(map, idx);
+	if (!atomic_exchange_explicit(&slot->used, 0, memory_order_acq_rel))
+		return -ENOENT;
+	if (map->spec.type == XBPF_MAP_ARRAY_OF_MAPS)
+		atomic_store_explicit((_Atomic(void *) *)(slot + 1), NULL, memory_order_release);
+	return 0;
+}
+
+const struct xbpf_map_ops __xbpf_fd_array_ops = {
+	.alloc = fd_array_alloc,
+	.free = array_free,
+	.lookup_raw = fd_array_lookup_raw,
+	.update = fd_array_update,
+	.delete = fd_array_delete,
+	.get_next_key = array_get_next_key,
+};
+
+/* ---- ringbuf ------------------------------------------------------------------ */
+
+/*
+ * Records are an 8-byte header (u32 length, u32 reserved) and the data
+ * rounded up to 8 bytes, like the kernel's.  Producers serialise on a spin
+ * lock (the kernel's does too); the consumer is the control thread.
+ */
+#define RINGBUF_HDR_SZ 8
+
+struct ringbuf {
+	xbpf_spinlock_t lock;
+	_Atomic uint64_t prod;
+	_Atomic uint64_t cons;
+	uint64_t mask;
+	uint8_t data[];
+};
+
+static int ringbuf_alloc(struct xbpf_map *map)
+{
+	struct ringbuf *rb = calloc(1, sizeof(*rb) + map->spec.max_entries);
+
+	if (!rb)
+		return -ENOMEM;
+	rb->mask = map->spec.max_entries - 1;
+	map->priv = rb;
+	return 0;
+}
+
+static void ring_copy_in(struct ringbuf *rb, uint64_t pos, const void *src, size_t len)
+{
+	size_t off = pos & rb->mask, first = rb->mask + 1 - off;
+
+	if (first > len)
+		first = len;
+	memcpy(rb->data + off, src, first);
+	memcpy(rb->data, (const uint8_t *)src + first, len - first);
+}
+
+static void ring_copy_out(struct ringbuf *rb, uint64_t pos, void *dst, size_t len)
+{
+	size_t off = pos & rb->mask, first = rb->mask + 1 - off;
+
+	if (first > len)
+		first = len;
+	memcpy(dst, rb->data + off, first);
+	memcpy((uint8_t *)dst + first, rb->data, len - first);
+}
+
+int __xbpf_ringbuf_output(struct xbpf_map *map, const void *data, uint64_t size, uint64_t flags)
+{
+	struct ringbuf *rb;
+	uint32_t hdr[2];
+	uint64_t need, prod;
+
+	if (map->spec.type != XBPF_MAP_RINGBUF)
+		return -EINVAL;
+	/* BPF_RB_NO_WAKEUP / BPF_RB_FORCE_WAKEUP only */
+	if (flags & ~(uint64_t)(BPF_RB_NO_WAKEUP | BPF_RB_FORCE_WAKEUP))
+		return -EINVAL;
+	rb = map->priv;
+	if (size > rb->mask + 1 - RINGBUF_HDR_SZ || size > UINT32_MAX / 2)
+		return -EAGAIN;
+	need = RINGBUF_HDR_SZ + XBPF_ROUND_UP(size, 8);
+	xbpf_spin_lock(&rb->lock);
+	prod = atomic_load_explicit(&rb->prod, memory_order_relaxed);
+	if (prod + need - atomic_load_explicit(&rb->cons, memory_order_acquire) > rb->mask + 1) {
+		xbpf_spin_unlock(&rb->lock);
+		return -EAGAIN;
+	}
+	hdr[0] = (uint32_t)size;
+	hdr[1] = 0;
+	ring_copy_in(rb, prod, hdr, sizeof(hdr));
+	ring_copy_in(rb, prod + RINGBUF_HDR_SZ, data, size);
+	atomic_store_explicit(&rb->prod, prod + need, memory_order_release);
+	xbpf_spin_unlock(&rb->lock);
+	return 0;
+}
+
+int xbpf_map__ringbuf_consume(struct xbpf_map *map, void *buf, size_t len)
+{
+	struct ringbuf *rb;
+	uint64_t cons, prod;
+	uint32_t hdr[2];
+
+	if (!map || map->spec.type != XBPF_MAP_RINGBUF || (!buf && len))
+		return xbpf_err(-EINVAL);
+	rb = map->priv;
+	cons = atomic_load_explicit(&rb->cons, memory_order_relaxed);
+	prod = atomic_load_explicit(&rb->prod, memory_order_acquire);
+	if (cons == prod)
+		return xbpf_err(-EAGAIN);
+	ring_copy_out(rb, cons, hdr, sizeof(hdr));
+	if (hdr[0] > len)
+		return xbpf_err(-ENOSPC); /* record stays; retry with a larger buffer */
+	ring_copy_out(rb, cons + RINGBUF_HDR_SZ, buf, hdr[0]);
+	atomic_store_explicit(&rb->cons, cons + RINGBUF_HDR_SZ + XBPF_ROUND_UP(hdr[0], 8),
+			      memory_order_release);
+	return (int)hdr[0];
+}
+
+static void *ringbuf_lookup_raw(struct xbpf_map *map, const void *key)
+{
+	return NULL;
+}
+
+static int ringbuf_update(struct xbpf_map *map, const void *key, const void *value, uint64_t flags,
+			  int cpu)
+{
+	return -ENOTSUP;
+}
+
+static int ringbuf_delete(struct xbpf_map *map, const void *key)
+{
+	return -ENOTSUP;
+}
+
+static int ringbuf_get_next_key(struct xbpf_map *map, const void *key, void *next_key)
+{
+	return -ENOTSUP;
+}
+
+const struct xbpf_map_ops __xbpf_ringbuf_ops = {
+	.alloc = ringbuf_alloc,
+	.free = array_free,
+	.lookup_raw = ringbuf_lookup_raw,
+	.update = ringbuf_update,
+	.delete = ringbuf_delete,
+	.get_next_key = ringbuf_get_next_key,
+};
