@@ -113,6 +113,32 @@ int xv_state_copy(struct xv_state *dst, const struct xv_state *src)
 	return 0;
 }
 
+/* An operand read (SRC_OP) must be set; a destination must not be the frame pointer. */
+int xv_check_reg_arg(struct xv_env *env, int regno, int t)
+{
+	struct xv_reg *regs = cur_regs(env);
+
+	if (regno >= XV_MAX_REG) {
+		xv_err(env, "R%d is invalid\n", regno);
+		return -EINVAL;
+	}
+	if (t == SRC_OP) {
+		if (regs[regno].type == NOT_INIT) {
+			xv_err(env, "R%d !read_ok\n", regno);
+			return -EACCES;
+		}
+		return 0;
+	}
+	if (regno == XBPF_REG_FP) {
+		xv_err(env, "frame pointer is read only\n");
+		return -EACCES;
+	}
+	if (t == DST_OP)
+		xv_mark_unknown(&regs[regno]);
+	regs[regno].written = true;
+	return 0;
+}
+
 /* ---- comparison -------------------------------------------------------- */
 
 #define ID_MAP_SIZE 128
