@@ -42,7 +42,13 @@ static uint8_t *node_value(const struct lpm_trie *t, struct lpm_node *n)
 	return n->data + t->data_stride;
 }
 
-static int lpm_alloc(struct xbpf_map *map)
+/* Pointer-linked nodes: private state only (map_shm.c refuses to share it). */
+static size_t lpm_mem_size(const struct xbpf_map *map)
+{
+	return 0;
+}
+
+static int lpm_init(struct xbpf_map *map, bool fresh)
 {
 	struct lpm_trie *t = calloc(1, sizeof(*t));
 
@@ -363,7 +369,9 @@ out:
 }
 
 const struct xbpf_map_ops __xbpf_lpm_ops = {
-	.alloc = lpm_alloc,
+	.shareable = false,
+	.mem_size = lpm_mem_size,
+	.init = lpm_init,
 	.free = lpm_free,
 	.lookup_raw = lpm_lookup_raw,
 	.update = lpm_update,

@@ -10,7 +10,6 @@
  * while a packet thread still holds its value pointer is recycled: the
  * program then sees the new contents, never unmapped memory.
  */
-#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -56,18 +55,6 @@ const char *xbpf_map_type_name(enum xbpf_map_type type)
 		if (map_type_names[i].type == type)
 			return map_type_names[i].name;
 	return NULL;
-}
-
-void __xbpf_spin_lock_slow(xbpf_spinlock_t *lock)
-{
-	unsigned int spins = 0;
-
-	while (atomic_flag_test_and_set_explicit(&lock->flag, memory_order_acquire)) {
-		if (++spins > 64) {
-			sched_yield();
-			spins = 0;
-		}
-	}
 }
 
 static bool is_map_of_maps(enum xbpf_map_type type)
@@ -190,13 +177,10 @@ static const struct xbpf_map_ops *map_ops(enum xbpf_map_type type)
 	return NULL;
 }
 
-struct xbpf_map *xbpf_map__create(const struct xbpf_map_spec *spec, int nr_cpus)
+int __xbpf_map_setup(struct xbpf_map *map, const struct xbpf_map_spec *spec, int nr_cpus)
 {
-	struct xbpf_map *map;
 	int err;
 
-	if (!spec || nr_cpus < 0 || nr_cpus > XBPF_MAX_CPUS)
-		return xbpf_err_ptr(-EINVAL);
 	if (!nr_cpus) {
 		long n = sysconf(_SC_NPROCESSORS_CONF);
 
@@ -204,11 +188,7 @@ struct xbpf_map *xbpf_map__create(const struct xbpf_map_spec *spec, int nr_cpus)
 	}
 	err = check_spec(spec, nr_cpus);
 	if (err)
-		return xbpf_err_ptr(err);
-
-	map = calloc(1, sizeof(*map));
-	if (!map)
-		return xbpf_err_ptr(-ENOMEM);
+		return err;
 	map->spec = *spec;
 	map->spec.name[sizeof(map->spec.name) - 1] = '\0';
 	map->spec.inner = NULL;
@@ -224,9 +204,34 @@ struct xbpf_map *xbpf_map__create(const struct xbpf_map_spec *spec, int nr_cpus)
 	map->stride = XBPF_ROUND_UP(map->val_size, 8);
 	map->cpu_vals = map->percpu ? (uint32_t)nr_cpus : 1;
 	pthread_mutex_init(&map->reg_lock, NULL);
-	err = map->ops->alloc(map);
+	return 0;
+}
+
+void __xbpf_map_teardown(struct xbpf_map *map)
+{
+	if (!map->ops)
+		return; /* never set up */
+	pthread_mutex_destroy(&map->reg_lock);
+	free(map->reg);
+	map->reg = NULL;
+	map->ops = NULL;
+}
+
+struct xbpf_map *xbpf_map__create(const struct xbpf_map_spec *spec, int nr_cpus)
+{
+	struct xbpf_map *map;
+	int err;
+
+	if (!spec || nr_cpus < 0 || nr_cpus > XBPF_MAX_CPUS)
+		return xbpf_err_ptr(-EINVAL);
+	map = calloc(1, sizeof(*map));
+	if (!map)
+		return xbpf_err_ptr(-ENOMEM);
+	err = __xbpf_map_setup(map, spec, nr_cpus);
+	if (!err)
+		err = __xbpf_map_storage_private(map);
 	if (err) {
-		pthread_mutex_destroy(&map->reg_lock);
+		__xbpf_map_teardown(map);
 		free(map);
 		return xbpf_err_ptr(err);
 	}
@@ -238,8 +243,8 @@ struct xbpf_map *xbpf_map__free(struct xbpf_map *map)
 	if (!map)
 		return NULL;
 	map->ops->free(map);
-	pthread_mutex_destroy(&map->reg_lock);
-	free(map->reg);
+	__xbpf_map_storage_free(map);
+	__xbpf_map_teardown(map);
 	free(map);
 	return NULL;
 }
@@ -476,15 +481,20 @@ int __xbpf_map_init_value(struct xbpf_map *map, const void *data, size_t size)
 
 /* ---- array, percpu_array ---------------------------------------------------- */
 
-static int array_alloc(struct xbpf_map *map)
+static size_t array_mem_size(const struct xbpf_map *map)
 {
-	map->priv = calloc((size_t)map->spec.max_entries * map->cpu_vals, map->stride);
-	return map->priv ? 0 : -ENOMEM;
+	return (size_t)map->spec.max_entries * map->cpu_vals * map->stride;
 }
 
-static void array_free(struct xbpf_map *map)
+/* Arrays, slot arrays and the ring buffer: the area is the state, no view. */
+static int area_init(struct xbpf_map *map, bool fresh)
 {
-	free(map->priv);
+	map->priv = map->area;
+	return 0;
+}
+
+static void area_free(struct xbpf_map *map)
+{
 }
 
 static void *array_lookup_raw(struct xbpf_map *map, const void *key)
@@ -543,8 +553,10 @@ static int array_get_next_key(struct xbpf_map *map, const void *key, void *next_
 }
 
 const struct xbpf_map_ops __xbpf_array_ops = {
-	.alloc = array_alloc,
-	.free = array_free,
+	.shareable = true,
+	.mem_size = array_mem_size,
+	.init = area_init,
+	.free = area_free,
 	.lookup_raw = array_lookup_raw,
 	.update = array_update,
 	.delete = array_delete,
@@ -564,12 +576,9 @@ static size_t fd_slot_size(const struct xbpf_map *map)
 	return sizeof(struct fd_slot_hdr) + map->stride;
 }
 
-static int fd_array_alloc(struct xbpf_map *map)
+static size_t fd_array_mem_size(const struct xbpf_map *map)
 {
-	map->priv = calloc(map->spec.max_entries, fd_slot_size(map));
-	if (!map->priv)
-		return -ENOMEM;
-	return 0;
+	return (size_t)map->spec.max_entries * fd_slot_size(map);
 }
 
 static struct fd_slot_hdr *fd_slot(struct xbpf_map *map, uint32_t idx)
@@ -642,9 +651,12 @@ static int fd_array_delete(struct xbpf_map *map, const void *key)
 	return 0;
 }
 
+/* devmaps share; arrays of maps hold process-local handles (refused in map_shm.c) */
 const struct xbpf_map_ops __xbpf_fd_array_ops = {
-	.alloc = fd_array_alloc,
-	.free = array_free,
+	.shareable = true,
+	.mem_size = fd_array_mem_size,
+	.init = area_init,
+	.free = area_free,
 	.lookup_raw = fd_array_lookup_raw,
 	.update = fd_array_update,
 	.delete = fd_array_delete,
@@ -668,13 +680,19 @@ struct ringbuf {
 	uint8_t data[];
 };
 
-static int ringbuf_alloc(struct xbpf_map *map)
+static size_t ringbuf_mem_size(const struct xbpf_map *map)
 {
-	struct ringbuf *rb = calloc(1, sizeof(*rb) + map->spec.max_entries);
+	return sizeof(struct ringbuf) + map->spec.max_entries;
+}
 
-	if (!rb)
-		return -ENOMEM;
-	rb->mask = map->spec.max_entries - 1;
+static int ringbuf_init(struct xbpf_map *map, bool fresh)
+{
+	struct ringbuf *rb = (struct ringbuf *)map->area;
+
+	if (fresh)
+		rb->mask = map->spec.max_entries - 1;
+	else if (rb->mask != map->spec.max_entries - 1)
+		return -EPROTO;
 	map->priv = rb;
 	return 0;
 }
@@ -773,8 +791,10 @@ static int ringbuf_get_next_key(struct xbpf_map *map, const void *key, void *nex
 }
 
 const struct xbpf_map_ops __xbpf_ringbuf_ops = {
-	.alloc = ringbuf_alloc,
-	.free = array_free,
+	.shareable = true,
+	.mem_size = ringbuf_mem_size,
+	.init = ringbuf_init,
+	.free = area_free,
 	.lookup_raw = ringbuf_lookup_raw,
 	.update = ringbuf_update,
 	.delete = ringbuf_delete,

@@ -97,6 +97,24 @@ const char *xbpf_map_type_name(enum xbpf_map_type type);
 struct xbpf_map *xbpf_map__create(const struct xbpf_map_spec *spec, int nr_cpus);
 struct xbpf_map *xbpf_map__free(struct xbpf_map *map);
 
+/*
+ * Shared maps, the userspace counterpart of bpffs pins: the map's storage
+ * is the file `path` (normally on tmpfs under a runtime directory, e.g.
+ * /run/xlb/dpdk/maps/NAME), mapped by every process that opens it, so one
+ * process runs programs on the map while another programs it, and either
+ * may restart (even after kill -9) and find the same contents.  With spec:
+ * re-attach when the file holds a map of exactly this spec (and nr_cpus,
+ * unless 0), create it atomically when it is missing, refuse a file that
+ * holds another map (-EEXIST) or another storage layout (-EPROTO).  spec
+ * NULL: attach only (-ENOENT when missing), the spec comes from the file.
+ * The file outlives every handle, like a pin: unlink it to remove the map.
+ * Maps of maps and lpm_trie cannot be shared (-EOPNOTSUPP).
+ */
+struct xbpf_map *xbpf_map__open_shared(const char *path, const struct xbpf_map_spec *spec, int nr_cpus);
+/* The map's storage is a shared file / existed before this handle opened it. */
+bool xbpf_map__is_shared(const struct xbpf_map *map);
+bool xbpf_map__reattached(const struct xbpf_map *map);
+
 const char *xbpf_map__name(const struct xbpf_map *map);
 const struct xbpf_map_spec *xbpf_map__spec(const struct xbpf_map *map);
 int xbpf_map__nr_cpus(const struct xbpf_map *map);
@@ -136,9 +154,16 @@ struct xbpf_object_open_opts {
 	const char *name;
 	/* CPUs for per-CPU maps; 0: configured CPUs. */
 	int nr_cpus;
+	/*
+	 * Directory of shared maps: every BTF-defined map is opened with
+	 * xbpf_map__open_shared(pin_root_path/NAME) (created, or re-attached
+	 * with its contents); global data sections stay private.  NULL: all
+	 * maps private.
+	 */
+	const char *pin_root_path;
 	size_t : 0;
 };
-#define xbpf_object_open_opts__last_field nr_cpus
+#define xbpf_object_open_opts__last_field pin_root_path
 
 /*
  * Open an object produced by clang -target bpf: programs by section, .text
