@@ -185,6 +185,7 @@ struct xbpf_run_ctx {
 	enum xbpf_prog_type type;
 	uint8_t *frame;	     /* the low-arena frame: hard start */
 	uint32_t frame_size; /* bytes usable from frame (data_hard_end) */
+	bool external;	     /* frame is the caller's buffer (xbpf_run_ctx__set_xdp_buf) */
 	bool meta_valid;
 	uint32_t l2_pulled;  /* socket filters: ETH_HLEN pulled before the run */
 	uint32_t pkt_len;    /* skb: wire length as test_run keeps it (cb->pkt_len) */

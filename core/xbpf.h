@@ -349,6 +349,24 @@ void *xbpf_run_ctx__r1(struct xbpf_run_ctx *ctx);
 uint64_t xbpf_run_ctx__r2(struct xbpf_run_ctx *ctx);
 /* Copy the resulting packet and ctx image out, as BPF_PROG_TEST_RUN does. */
 int xbpf_run_ctx__finish(struct xbpf_run_ctx *ctx, struct xbpf_test_run_opts *opts);
+/*
+ * XDP over a buffer the caller owns (the DPDK path runs programs over its
+ * mbufs in place).  The buffer is [hard_start, hard_start + frame_size);
+ * the packet is `len` bytes at `data_off`.  As in the kernel,
+ * bpf_xdp_adjust_head may grow the packet into the headroom down to 40
+ * bytes (an xdp_frame) above hard_start, adjust_tail up to the end of the
+ * buffer, and metadata (adjust_meta) starts empty.  The whole buffer must
+ * lie below 4 GiB (the 32-bit context fields above): -ERANGE otherwise.
+ * Setting a buffer also starts a run on this thread (clears the redirect
+ * target), so R1 from xbpf_run_ctx__r1() serves every packet.
+ */
+int xbpf_run_ctx__new_xdp_buf(struct xbpf_run_ctx **ret_ctx);
+int xbpf_run_ctx__set_xdp_buf(struct xbpf_run_ctx *ctx, void *hard_start, uint32_t frame_size,
+			      uint32_t data_off, uint32_t len, uint32_t ingress_ifindex,
+			      uint32_t rx_queue_index);
+/* After a run: where the packet starts now and its length (metadata not included). */
+void xbpf_run_ctx__xdp_buf(const struct xbpf_run_ctx *ctx, uint32_t *ret_data_off, uint32_t *ret_len);
+
 /* Redirect target recorded by the last run on this thread. */
 void xbpf_last_redirect(struct xbpf_redirect *ret_redirect);
 
