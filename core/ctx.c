@@ -326,7 +326,8 @@ int xbpf_run_ctx__set_xdp_buf(struct xbpf_run_ctx *ctx, void *hard_start, uint32
 
 	if ((uint64_t)(uintptr_t)start + frame_size > (1ull << 32))
 		return -ERANGE;
-	if (data_off < XBPF_XDP_FRAME_SIZE || (uint64_t)data_off + len > frame_size)
+	/* no driver hands XDP a frame shorter than an Ethernet header, nor does test_run */
+	if (data_off < XBPF_XDP_FRAME_SIZE || len < XBPF_ETH_HLEN || (uint64_t)data_off + len > frame_size)
 		return -EINVAL;
 	ctx->frame = start;
 	ctx->frame_size = frame_size;

@@ -356,7 +356,9 @@ int xbpf_run_ctx__finish(struct xbpf_run_ctx *ctx, struct xbpf_test_run_opts *op
  * bpf_xdp_adjust_head may grow the packet into the headroom down to 40
  * bytes (an xdp_frame) above hard_start, adjust_tail up to the end of the
  * buffer, and metadata (adjust_meta) starts empty.  The whole buffer must
- * lie below 4 GiB (the 32-bit context fields above): -ERANGE otherwise.
+ * lie below 4 GiB (the 32-bit context fields above): -ERANGE otherwise;
+ * a packet shorter than an Ethernet header is refused (-EINVAL), as
+ * BPF_PROG_TEST_RUN refuses it and no driver hands one to XDP.
  * Setting a buffer also starts a run on this thread (clears the redirect
  * target), so R1 from xbpf_run_ctx__r1() serves every packet.
  */
