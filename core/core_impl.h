@@ -89,12 +89,10 @@ struct xbpf_map {
 /* Storage header size: the family area starts this far into the storage. */
 #define XBPF_MAP_HDR_SIZE 256
 
-/* Storage (map_shm.c): allocate map->mem privately and lay the family out. */
-int __xbpf_map_storage_private(struct xbpf_map *map);
-void __xbpf_map_storage_free(struct xbpf_map *map);
-/* Fill a new map's derived fields from spec (no storage yet); -errno on a bad spec. */
-int __xbpf_map_setup(struct xbpf_map *map, const struct xbpf_map_spec *spec, int nr_cpus);
-void __xbpf_map_teardown(struct xbpf_map *map);
+static inline bool __xbpf_is_map_of_maps(enum xbpf_map_type type)
+{
+	return type == XBPF_MAP_ARRAY_OF_MAPS || type == XBPF_MAP_HASH_OF_MAPS;
+}
 
 extern const struct xbpf_map_ops __xbpf_array_ops;
 extern const struct xbpf_map_ops __xbpf_fd_array_ops; /* array_of_maps, devmap */

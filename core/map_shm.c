@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * map_shm.c - where a map's storage lives: private memory, or a file that
- * several processes map at once (shared maps, a userspace "bpffs").
+ * map_shm.c - making maps: spec checks, and where a map's storage lives:
+ * private memory, or a file that several processes map at once (shared
+ * maps, a userspace "bpffs").
  *
  * Why: the DPDK path runs the balancer inside xlb-dpdk while xlbd programs
  * its maps, and either process may restart (even after kill -9) without the
@@ -32,15 +33,13 @@
  *   map.  Attaching checks the header against the wanted spec and refuses
  *   a file that holds another map (-EEXIST), another layout version or
  *   another word order (-EPROTO): nothing silently reinterprets a map.
- * - Locks in the area carry the owner's pid (core_impl.h), so a process
- *   killed inside a writer section does not wedge the others.
+ * - Locks in the area carry the owner's pid (lock.c), so a process killed
+ *   inside a writer section does not wedge the others.
  * - Not shareable: maps of maps (their values are process-local map
  *   handles) and lpm_trie (pointer-linked nodes); -EOPNOTSUPP.
  */
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -49,59 +48,196 @@
 
 #include "core_impl.h"
 
-/* ---- owner-tagged spin locks ------------------------------------------------- */
+static int storage_private(struct xbpf_map *map);
+static void storage_free(struct xbpf_map *map);
 
-uint32_t __xbpf_lock_pid;
+/* ---- specs ------------------------------------------------------------------------ */
 
-static void refresh_lock_pid(void)
+static bool is_percpu(enum xbpf_map_type type)
 {
-	__xbpf_lock_pid = (uint32_t)getpid();
+	return type == XBPF_MAP_PERCPU_ARRAY || type == XBPF_MAP_PERCPU_HASH ||
+	       type == XBPF_MAP_LRU_PERCPU_HASH;
 }
 
-__attribute__((constructor)) static void lock_pid_init(void)
+/* Largest value the kernel accepts for per-CPU maps (PCPU_MIN_UNIT_SIZE). */
+#define XBPF_PERCPU_VALUE_MAX 32768
+/*
+ * Refuse maps whose storage would exceed this: a typo, not a real map.
+ * Fuzz builds lower it: ASan's calloc() zeroes big blocks eagerly.
+ */
+#ifndef XBPF_MAP_MEM_MAX
+#define XBPF_MAP_MEM_MAX (1ull << 32)
+#endif
+
+/* Kernel-style checks of a spec; -EINVAL or -E2BIG. */
+static int check_spec(const struct xbpf_map_spec *spec, int nr_cpus)
 {
-	refresh_lock_pid();
-	pthread_atfork(NULL, NULL, refresh_lock_pid);
-}
+	uint64_t per_key, total;
 
-static bool owner_is_dead(uint32_t owner)
-{
-	return owner && owner != __xbpf_lock_pid && kill((pid_t)owner, 0) < 0 && errno == ESRCH;
-}
+	if (spec->map_flags & ~XBPF_F_KNOWN_MAP_FLAGS)
+		return -EINVAL;
+	switch (spec->type) {
+	case XBPF_MAP_ARRAY:
+	case XBPF_MAP_PERCPU_ARRAY:
+		if (spec->key_size != 4 || !spec->value_size || !spec->max_entries)
+			return -EINVAL;
+		break;
+	case XBPF_MAP_HASH:
+	case XBPF_MAP_PERCPU_HASH:
+	case XBPF_MAP_LRU_HASH:
+	case XBPF_MAP_LRU_PERCPU_HASH:
+		if (!spec->key_size || !spec->value_size || !spec->max_entries)
+			return -EINVAL;
+		if (spec->key_size > XBPF_STACK_SIZE)
+			return -E2BIG;
+		if ((spec->type == XBPF_MAP_HASH || spec->type == XBPF_MAP_PERCPU_HASH) &&
+		    (spec->map_flags & BPF_F_NO_COMMON_LRU))
+			return -EINVAL;
+		break;
+	case XBPF_MAP_LPM_TRIE:
+		/* prefixlen (u32) + 1..256 data bytes; the kernel insists on NO_PREALLOC */
+		if (spec->key_size < 5 || spec->key_size > 4 + 256 || !spec->value_size ||
+		    !spec->max_entries || !(spec->map_flags & BPF_F_NO_PREALLOC))
+			return -EINVAL;
+		if (spec->value_size > 4096)
+			return -E2BIG;
+		break;
+	case XBPF_MAP_ARRAY_OF_MAPS:
+	case XBPF_MAP_HASH_OF_MAPS:
+		if (!spec->key_size || spec->value_size != 4 || !spec->max_entries || !spec->inner)
+			return -EINVAL;
+		if (spec->type == XBPF_MAP_ARRAY_OF_MAPS && spec->key_size != 4)
+			return -EINVAL;
+		if (spec->key_size > XBPF_STACK_SIZE)
+			return -E2BIG;
+		if (__xbpf_is_map_of_maps(spec->inner->type) || spec->inner->inner)
+			return -EINVAL; /* one level only, as the kernel */
+		{
+			int err = check_spec(spec->inner, nr_cpus);
 
-void __xbpf_spin_lock_slow(xbpf_spinlock_t *lock)
-{
-	unsigned int spins = 0, yields = 0;
-	uint32_t seen = 0;
-
-	for (;;) {
-		uint32_t owner = atomic_load_explicit(&lock->owner, memory_order_relaxed);
-
-		if (!owner && atomic_compare_exchange_weak_explicit(&lock->owner, &owner, __xbpf_lock_pid,
-								     memory_order_acquire,
-								     memory_order_relaxed))
-			return;
-		if (++spins <= 64)
-			continue;
-		spins = 0;
-		sched_yield();
-		if (owner != seen) {
-			seen = owner;
-			yields = 0;
+			if (err)
+				return err;
 		}
-		/* the same owner for ~a thousand yields: is it still alive? */
-		if (++yields >= 1024) {
-			yields = 0;
-			if (owner_is_dead(owner) &&
-			    atomic_compare_exchange_strong_explicit(&lock->owner, &owner, __xbpf_lock_pid,
-								    memory_order_acquire,
-								    memory_order_relaxed)) {
-				pr_warn("maps: took over a lock held by pid %u, which died holding it\n",
-					owner);
-				return;
-			}
-		}
+		break;
+	case XBPF_MAP_DEVMAP:
+		if (spec->key_size != 4 || (spec->value_size != 4 && spec->value_size != 8) ||
+		    !spec->max_entries)
+			return -EINVAL;
+		break;
+	case XBPF_MAP_RINGBUF:
+		if (spec->key_size || spec->value_size || spec->max_entries < XBPF_PAGE_SIZE ||
+		    (spec->max_entries & (spec->max_entries - 1)))
+			return -EINVAL;
+		if (spec->max_entries > (1u << 30))
+			return -E2BIG;
+		return 0;
+	default:
+		return -EINVAL;
 	}
+	if (is_percpu(spec->type) && spec->value_size > XBPF_PERCPU_VALUE_MAX)
+		return -E2BIG;
+	/* key + value per entry, every CPU: must not overflow nor be absurd */
+	per_key = XBPF_ROUND_UP((uint64_t)spec->key_size, 8) + 64 +
+		  XBPF_ROUND_UP((uint64_t)spec->value_size, 8) * (is_percpu(spec->type) ? nr_cpus : 1);
+	if (__builtin_mul_overflow(per_key, (uint64_t)spec->max_entries, &total) ||
+	    total > XBPF_MAP_MEM_MAX)
+		return -E2BIG;
+	return 0;
+}
+
+static const struct xbpf_map_ops *map_ops(enum xbpf_map_type type)
+{
+	switch (type) {
+	case XBPF_MAP_ARRAY:
+	case XBPF_MAP_PERCPU_ARRAY:
+		return &__xbpf_array_ops;
+	case XBPF_MAP_ARRAY_OF_MAPS:
+	case XBPF_MAP_DEVMAP:
+		return &__xbpf_fd_array_ops;
+	case XBPF_MAP_HASH:
+	case XBPF_MAP_PERCPU_HASH:
+	case XBPF_MAP_LRU_HASH:
+	case XBPF_MAP_LRU_PERCPU_HASH:
+	case XBPF_MAP_HASH_OF_MAPS:
+		return &__xbpf_htab_ops;
+	case XBPF_MAP_LPM_TRIE:
+		return &__xbpf_lpm_ops;
+	case XBPF_MAP_RINGBUF:
+		return &__xbpf_ringbuf_ops;
+	}
+	return NULL;
+}
+
+static int map_setup(struct xbpf_map *map, const struct xbpf_map_spec *spec, int nr_cpus)
+{
+	int err;
+
+	if (!nr_cpus) {
+		long n = sysconf(_SC_NPROCESSORS_CONF);
+
+		nr_cpus = n < 1 ? 1 : n > XBPF_MAX_CPUS ? XBPF_MAX_CPUS : (int)n;
+	}
+	err = check_spec(spec, nr_cpus);
+	if (err)
+		return err;
+	map->spec = *spec;
+	map->spec.name[sizeof(map->spec.name) - 1] = '\0';
+	map->spec.inner = NULL;
+	if (spec->inner && __xbpf_is_map_of_maps(spec->type)) {
+		map->inner_spec = *spec->inner;
+		map->inner_spec.inner = NULL;
+		map->spec.inner = &map->inner_spec;
+	}
+	map->ops = map_ops(spec->type);
+	map->nr_cpus = nr_cpus;
+	map->percpu = is_percpu(spec->type);
+	map->val_size = __xbpf_is_map_of_maps(spec->type) ? sizeof(void *) : spec->value_size;
+	map->stride = XBPF_ROUND_UP(map->val_size, 8);
+	map->cpu_vals = map->percpu ? (uint32_t)nr_cpus : 1;
+	pthread_mutex_init(&map->reg_lock, NULL);
+	return 0;
+}
+
+static void map_teardown(struct xbpf_map *map)
+{
+	if (!map->ops)
+		return; /* never set up */
+	pthread_mutex_destroy(&map->reg_lock);
+	free(map->reg);
+	map->reg = NULL;
+	map->ops = NULL;
+}
+
+struct xbpf_map *xbpf_map__create(const struct xbpf_map_spec *spec, int nr_cpus)
+{
+	struct xbpf_map *map;
+	int err;
+
+	if (!spec || nr_cpus < 0 || nr_cpus > XBPF_MAX_CPUS)
+		return xbpf_err_ptr(-EINVAL);
+	map = calloc(1, sizeof(*map));
+	if (!map)
+		return xbpf_err_ptr(-ENOMEM);
+	err = map_setup(map, spec, nr_cpus);
+	if (!err)
+		err = storage_private(map);
+	if (err) {
+		map_teardown(map);
+		free(map);
+		return xbpf_err_ptr(err);
+	}
+	return map;
+}
+
+struct xbpf_map *xbpf_map__free(struct xbpf_map *map)
+{
+	if (!map)
+		return NULL;
+	map->ops->free(map);
+	storage_free(map);
+	map_teardown(map);
+	free(map);
+	return NULL;
 }
 
 /* ---- the storage header -------------------------------------------------------- */
@@ -164,7 +300,7 @@ static int storage_init(struct xbpf_map *map, uint8_t *mem, size_t len, bool fre
 	return err;
 }
 
-int __xbpf_map_storage_private(struct xbpf_map *map)
+static int storage_private(struct xbpf_map *map)
 {
 	size_t len = storage_len(map);
 	uint8_t *mem = calloc(1, len);
@@ -178,7 +314,7 @@ int __xbpf_map_storage_private(struct xbpf_map *map)
 	return err;
 }
 
-void __xbpf_map_storage_free(struct xbpf_map *map)
+static void storage_free(struct xbpf_map *map)
 {
 	if (!map->mem)
 		return;
@@ -230,7 +366,7 @@ static int create_file(struct xbpf_map *map, const char *path)
 	err = ftruncate(fd, (off_t)len) ? -errno : map_shared(map, fd, len, true);
 	if (!err && link(tmp, path)) {
 		err = -errno;
-		__xbpf_map_storage_free(map);
+		storage_free(map);
 		map->ops->free(map);
 		map->priv = NULL;
 		map->shared = false;
@@ -290,7 +426,7 @@ static int attach_file(struct xbpf_map *map, const char *path, const struct xbpf
 		err = -EPROTO;
 		goto out;
 	}
-	err = __xbpf_map_setup(map, &spec, (int)h.nr_cpus);
+	err = map_setup(map, &spec, (int)h.nr_cpus);
 	if (err)
 		goto out;
 	if (!shareable(map)) {
@@ -326,21 +462,21 @@ struct xbpf_map *xbpf_map__open_shared(const char *path, const struct xbpf_map_s
 		err = attach_file(map, path, spec, nr_cpus);
 		if (err != -ENOENT || !spec)
 			break;
-		err = __xbpf_map_setup(map, spec, nr_cpus);
+		err = map_setup(map, spec, nr_cpus);
 		if (!err && !shareable(map))
 			err = -EOPNOTSUPP;
 		if (!err)
 			err = create_file(map, path);
 		if (err != -EEXIST)
 			break;
-		__xbpf_map_teardown(map);
+		map_teardown(map);
 		memset(map, 0, sizeof(*map));
 	}
 	if (err) {
 		if (err == -EOPNOTSUPP)
 			pr_warn("maps: %s: %s maps cannot be shared\n", path,
 				xbpf_map_type_name(map->spec.type) ?: "these");
-		__xbpf_map_teardown(map);
+		map_teardown(map);
 		free(map);
 		return xbpf_err_ptr(err);
 	}

@@ -57,198 +57,6 @@ const char *xbpf_map_type_name(enum xbpf_map_type type)
 	return NULL;
 }
 
-static bool is_map_of_maps(enum xbpf_map_type type)
-{
-	return type == XBPF_MAP_ARRAY_OF_MAPS || type == XBPF_MAP_HASH_OF_MAPS;
-}
-
-static bool is_percpu(enum xbpf_map_type type)
-{
-	return type == XBPF_MAP_PERCPU_ARRAY || type == XBPF_MAP_PERCPU_HASH ||
-	       type == XBPF_MAP_LRU_PERCPU_HASH;
-}
-
-/* Largest value the kernel accepts for per-CPU maps (PCPU_MIN_UNIT_SIZE). */
-#define XBPF_PERCPU_VALUE_MAX 32768
-/*
- * Refuse maps whose storage would exceed this: a typo, not a real map.
- * Fuzz builds lower it: ASan's calloc() zeroes big blocks eagerly.
- */
-#ifndef XBPF_MAP_MEM_MAX
-#define XBPF_MAP_MEM_MAX (1ull << 32)
-#endif
-
-/* Kernel-style checks of a spec; -EINVAL or -E2BIG. */
-static int check_spec(const struct xbpf_map_spec *spec, int nr_cpus)
-{
-	uint64_t per_key, total;
-
-	if (spec->map_flags & ~XBPF_F_KNOWN_MAP_FLAGS)
-		return -EINVAL;
-	switch (spec->type) {
-	case XBPF_MAP_ARRAY:
-	case XBPF_MAP_PERCPU_ARRAY:
-		if (spec->key_size != 4 || !spec->value_size || !spec->max_entries)
-			return -EINVAL;
-		break;
-	case XBPF_MAP_HASH:
-	case XBPF_MAP_PERCPU_HASH:
-	case XBPF_MAP_LRU_HASH:
-	case XBPF_MAP_LRU_PERCPU_HASH:
-		if (!spec->key_size || !spec->value_size || !spec->max_entries)
-			return -EINVAL;
-		if (spec->key_size > XBPF_STACK_SIZE)
-			return -E2BIG;
-		if ((spec->type == XBPF_MAP_HASH || spec->type == XBPF_MAP_PERCPU_HASH) &&
-		    (spec->map_flags & BPF_F_NO_COMMON_LRU))
-			return -EINVAL;
-		break;
-	case XBPF_MAP_LPM_TRIE:
-		/* prefixlen (u32) + 1..256 data bytes; the kernel insists on NO_PREALLOC */
-		if (spec->key_size < 5 || spec->key_size > 4 + 256 || !spec->value_size ||
-		    !spec->max_entries || !(spec->map_flags & BPF_F_NO_PREALLOC))
-			return -EINVAL;
-		if (spec->value_size > 4096)
-			return -E2BIG;
-		break;
-	case XBPF_MAP_ARRAY_OF_MAPS:
-	case XBPF_MAP_HASH_OF_MAPS:
-		if (!spec->key_size || spec->value_size != 4 || !spec->max_entries || !spec->inner)
-			return -EINVAL;
-		if (spec->type == XBPF_MAP_ARRAY_OF_MAPS && spec->key_size != 4)
-			return -EINVAL;
-		if (spec->key_size > XBPF_STACK_SIZE)
-			return -E2BIG;
-		if (is_map_of_maps(spec->inner->type) || spec->inner->inner)
-			return -EINVAL; /* one level only, as the kernel */
-		{
-			int err = check_spec(spec->inner, nr_cpus);
-
-			if (err)
-				return err;
-		}
-		break;
-	case XBPF_MAP_DEVMAP:
-		if (spec->key_size != 4 || (spec->value_size != 4 && spec->value_size != 8) ||
-		    !spec->max_entries)
-			return -EINVAL;
-		break;
-	case XBPF_MAP_RINGBUF:
-		if (spec->key_size || spec->value_size || spec->max_entries < XBPF_PAGE_SIZE ||
-		    (spec->max_entries & (spec->max_entries - 1)))
-			return -EINVAL;
-		if (spec->max_entries > (1u << 30))
-			return -E2BIG;
-		return 0;
-	default:
-		return -EINVAL;
-	}
-	if (is_percpu(spec->type) && spec->value_size > XBPF_PERCPU_VALUE_MAX)
-		return -E2BIG;
-	/* key + value per entry, every CPU: must not overflow nor be absurd */
-	per_key = XBPF_ROUND_UP((uint64_t)spec->key_size, 8) + 64 +
-		  XBPF_ROUND_UP((uint64_t)spec->value_size, 8) * (is_percpu(spec->type) ? nr_cpus : 1);
-	if (__builtin_mul_overflow(per_key, (uint64_t)spec->max_entries, &total) ||
-	    total > XBPF_MAP_MEM_MAX)
-		return -E2BIG;
-	return 0;
-}
-
-static const struct xbpf_map_ops *map_ops(enum xbpf_map_type type)
-{
-	switch (type) {
-	case XBPF_MAP_ARRAY:
-	case XBPF_MAP_PERCPU_ARRAY:
-		return &__xbpf_array_ops;
-	case XBPF_MAP_ARRAY_OF_MAPS:
-	case XBPF_MAP_DEVMAP:
-		return &__xbpf_fd_array_ops;
-	case XBPF_MAP_HASH:
-	case XBPF_MAP_PERCPU_HASH:
-	case XBPF_MAP_LRU_HASH:
-	case XBPF_MAP_LRU_PERCPU_HASH:
-	case XBPF_MAP_HASH_OF_MAPS:
-		return &__xbpf_htab_ops;
-	case XBPF_MAP_LPM_TRIE:
-		return &__xbpf_lpm_ops;
-	case XBPF_MAP_RINGBUF:
-		return &__xbpf_ringbuf_ops;
-	}
-	return NULL;
-}
-
-int __xbpf_map_setup(struct xbpf_map *map, const struct xbpf_map_spec *spec, int nr_cpus)
-{
-	int err;
-
-	if (!nr_cpus) {
-		long n = sysconf(_SC_NPROCESSORS_CONF);
-
-		nr_cpus = n < 1 ? 1 : n > XBPF_MAX_CPUS ? XBPF_MAX_CPUS : (int)n;
-	}
-	err = check_spec(spec, nr_cpus);
-	if (err)
-		return err;
-	map->spec = *spec;
-	map->spec.name[sizeof(map->spec.name) - 1] = '\0';
-	map->spec.inner = NULL;
-	if (spec->inner && is_map_of_maps(spec->type)) {
-		map->inner_spec = *spec->inner;
-		map->inner_spec.inner = NULL;
-		map->spec.inner = &map->inner_spec;
-	}
-	map->ops = map_ops(spec->type);
-	map->nr_cpus = nr_cpus;
-	map->percpu = is_percpu(spec->type);
-	map->val_size = is_map_of_maps(spec->type) ? sizeof(void *) : spec->value_size;
-	map->stride = XBPF_ROUND_UP(map->val_size, 8);
-	map->cpu_vals = map->percpu ? (uint32_t)nr_cpus : 1;
-	pthread_mutex_init(&map->reg_lock, NULL);
-	return 0;
-}
-
-void __xbpf_map_teardown(struct xbpf_map *map)
-{
-	if (!map->ops)
-		return; /* never set up */
-	pthread_mutex_destroy(&map->reg_lock);
-	free(map->reg);
-	map->reg = NULL;
-	map->ops = NULL;
-}
-
-struct xbpf_map *xbpf_map__create(const struct xbpf_map_spec *spec, int nr_cpus)
-{
-	struct xbpf_map *map;
-	int err;
-
-	if (!spec || nr_cpus < 0 || nr_cpus > XBPF_MAX_CPUS)
-		return xbpf_err_ptr(-EINVAL);
-	map = calloc(1, sizeof(*map));
-	if (!map)
-		return xbpf_err_ptr(-ENOMEM);
-	err = __xbpf_map_setup(map, spec, nr_cpus);
-	if (!err)
-		err = __xbpf_map_storage_private(map);
-	if (err) {
-		__xbpf_map_teardown(map);
-		free(map);
-		return xbpf_err_ptr(err);
-	}
-	return map;
-}
-
-struct xbpf_map *xbpf_map__free(struct xbpf_map *map)
-{
-	if (!map)
-		return NULL;
-	map->ops->free(map);
-	__xbpf_map_storage_free(map);
-	__xbpf_map_teardown(map);
-	free(map);
-	return NULL;
-}
-
 const char *xbpf_map__name(const struct xbpf_map *map)
 {
 	return map ? map->spec.name : NULL;
@@ -283,7 +91,7 @@ int xbpf_map__set_inner(struct xbpf_map *outer, uint32_t id, struct xbpf_map *in
 	size_t i;
 	int err = 0;
 
-	if (!outer || !inner || !is_map_of_maps(outer->spec.type) || is_map_of_maps(inner->spec.type))
+	if (!outer || !inner || !__xbpf_is_map_of_maps(outer->spec.type) || __xbpf_is_map_of_maps(inner->spec.type))
 		return xbpf_err(-EINVAL);
 	if (!inner_matches(&outer->inner_spec, inner))
 		return xbpf_err(-EINVAL);
@@ -354,7 +162,7 @@ int xbpf_map__lookup(struct xbpf_map *map, const void *key, void *value)
 	raw = map->ops->lookup_raw(map, key);
 	if (!raw)
 		return xbpf_err(-ENOENT);
-	if (is_map_of_maps(map->spec.type)) {
+	if (__xbpf_is_map_of_maps(map->spec.type)) {
 		struct xbpf_map *inner = atomic_load_explicit((_Atomic(struct xbpf_map *) *)raw,
 							      memory_order_acquire);
 		uint32_t id;
@@ -381,7 +189,7 @@ int xbpf_map__update(struct xbpf_map *map, const void *key, const void *value, u
 		return xbpf_err(-EINVAL);
 	if (map->spec.type == XBPF_MAP_RINGBUF)
 		return xbpf_err(-ENOTSUP);
-	if (is_map_of_maps(map->spec.type)) {
+	if (__xbpf_is_map_of_maps(map->spec.type)) {
 		uint32_t id;
 		struct xbpf_map *inner;
 
@@ -429,7 +237,7 @@ void *xbpf_map__lookup_elem(struct xbpf_map *map, const void *key)
 		raw = map->ops->lookup_raw(map, key);
 	if (!raw)
 		return NULL;
-	if (is_map_of_maps(map->spec.type))
+	if (__xbpf_is_map_of_maps(map->spec.type))
 		return atomic_load_explicit((_Atomic(void *) *)raw, memory_order_acquire);
 	if (map->percpu)
 		raw += (size_t)__xbpf_map_cpu(map) * map->stride;
