@@ -35,8 +35,8 @@
  *   another word order (-EPROTO): nothing silently reinterprets a map.
  * - Locks in the area carry the owner's pid (lock.c), so a process killed
  *   inside a writer section does not wedge the others.
- * - Not shareable: maps of maps (their values are process-local map
- *   handles) and lpm_trie (pointer-linked nodes); -EOPNOTSUPP.
+ * - Not shareable: maps of maps, whose values are process-local map
+ *   handles; -EOPNOTSUPP.
  */
 #include <fcntl.h>
 #include <pthread.h>

@@ -108,7 +108,7 @@ struct xbpf_map *xbpf_map__free(struct xbpf_map *map);
  * holds another map (-EEXIST) or another storage layout (-EPROTO).  spec
  * NULL: attach only (-ENOENT when missing), the spec comes from the file.
  * The file outlives every handle, like a pin: unlink it to remove the map.
- * Maps of maps and lpm_trie cannot be shared (-EOPNOTSUPP).
+ * Maps of maps cannot be shared (-EOPNOTSUPP).
  */
 struct xbpf_map *xbpf_map__open_shared(const char *path, const struct xbpf_map_spec *spec, int nr_cpus);
 /* The map's storage is a shared file / existed before this handle opened it. */

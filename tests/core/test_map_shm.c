@@ -3,7 +3,8 @@
  * test_map_shm.c - shared maps across processes (core/map_shm.c): contents
  * seen by a second process and after every handle closed, re-attach
  * checks, lock-free readers in one process while another rewrites values,
- * a writer killed with SIGKILL in the middle of its updates, the ring
+ * a writer killed with SIGKILL in the middle of its updates, an LPM trie
+ * built in another process, the ring
  * buffer between processes, and a program's object maps opened from a pin
  * root by two objects at once.
  */
@@ -91,11 +92,53 @@ static void test_cross_process(void)
 	xbpf_map__free(a);
 }
 
+/* An LPM trie built by another process answers longest-prefix lookups here. */
+static void test_lpm_cross_process(void)
+{
+	struct xbpf_map_spec spec = spec_of(XBPF_MAP_LPM_TRIE, 8, 4, 64);
+	struct { uint32_t plen; uint8_t a[4]; } k;
+	struct xbpf_map *m;
+	uint32_t *v;
+	pid_t pid;
+
+	spec.map_flags = 1; /* BPF_F_NO_PREALLOC, as the kernel insists */
+	m = xbpf_map__open_shared(pathof("lpm"), &spec, 1);
+	CHECK(m != NULL);
+	pid = fork();
+	if (!pid) {
+		struct xbpf_map *c = xbpf_map__open_shared(pathof("lpm"), &spec, 1);
+		uint32_t val;
+		int bad = !c;
+
+		k = (typeof(k)){ 8, { 10, 0, 0, 0 } }, val = 8;
+		bad |= c && xbpf_map__update(c, &k, &val, XBPF_ANY);
+		k = (typeof(k)){ 24, { 10, 1, 2, 0 } }, val = 24;
+		bad |= c && xbpf_map__update(c, &k, &val, XBPF_ANY);
+		k = (typeof(k)){ 16, { 10, 1, 0, 0 } }, val = 16;
+		bad |= c && xbpf_map__update(c, &k, &val, XBPF_ANY);
+		_exit(bad);
+	}
+	CHECK_EQ(wait_child(pid), 0);
+	k = (typeof(k)){ 32, { 10, 1, 2, 3 } };
+	v = m ? xbpf_map__lookup_elem(m, &k) : NULL;
+	CHECK(v && *v == 24);
+	k = (typeof(k)){ 32, { 10, 1, 9, 9 } };
+	v = m ? xbpf_map__lookup_elem(m, &k) : NULL;
+	CHECK(v && *v == 16);
+	k = (typeof(k)){ 32, { 10, 9, 9, 9 } };
+	v = m ? xbpf_map__lookup_elem(m, &k) : NULL;
+	CHECK(v && *v == 8);
+	k = (typeof(k)){ 32, { 11, 0, 0, 0 } };
+	CHECK(m && !xbpf_map__lookup_elem(m, &k));
+	xbpf_map__free(m);
+}
+
 /* Attaching to a file that holds something else changes nothing. */
 static void test_refusals(void)
 {
 	struct xbpf_map_spec spec = spec_of(XBPF_MAP_ARRAY, 4, 8, 16);
-	struct xbpf_map_spec other = spec, lpm = spec_of(XBPF_MAP_LPM_TRIE, 8, 4, 16);
+	struct xbpf_map_spec inner = spec_of(XBPF_MAP_ARRAY, 4, 4, 1);
+	struct xbpf_map_spec other = spec, mim = spec_of(XBPF_MAP_ARRAY_OF_MAPS, 4, 4, 4);
 	struct xbpf_map *a;
 	struct stat st;
 	FILE *f;
@@ -107,9 +150,9 @@ static void test_refusals(void)
 	CHECK(!xbpf_map__open_shared(pathof("arr"), &spec, 3) && errno == EEXIST);
 	CHECK(!xbpf_map__open_shared(pathof("missing"), NULL, 0) && errno == ENOENT);
 	CHECK(stat(pathof("missing"), &st) == -1);
-	lpm.map_flags = 1; /* BPF_F_NO_PREALLOC */
-	CHECK(!xbpf_map__open_shared(pathof("lpm"), &lpm, 1) && errno == EOPNOTSUPP);
-	CHECK(stat(pathof("lpm"), &st) == -1);
+	mim.inner = &inner; /* values are process-local handles */
+	CHECK(!xbpf_map__open_shared(pathof("mim"), &mim, 1) && errno == EOPNOTSUPP);
+	CHECK(stat(pathof("mim"), &st) == -1);
 	f = fopen(pathof("junk"), "w");
 	fputs("not a map, just some bytes that are long enough to hold a header? no.", f);
 	fclose(f);
@@ -315,7 +358,7 @@ out:
 
 int main(int argc, char **argv)
 {
-	const char *names[] = { "hash", "arr", "rw", "lru", "pcpu", "rb" };
+	const char *names[] = { "hash", "lpm", "arr", "rw", "lru", "pcpu", "rb" };
 	size_t i;
 
 	if (!mkdtemp(dir)) {
@@ -323,6 +366,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	test_cross_process();
+	test_lpm_cross_process();
 	test_refusals();
 	test_readers_across_processes();
 	test_writer_killed();

@@ -21,7 +21,7 @@ static struct xbpf_map *mk(enum xbpf_map_type type, uint32_t ks, uint32_t vs, ui
 				      .max_entries = max, .map_flags = flags };
 
 	snprintf(spec.name, sizeof(spec.name), "%s", xbpf_map_type_name(type));
-	if (shm_dir && type != XBPF_MAP_LPM_TRIE) {
+	if (shm_dir) {
 		static unsigned int seq;
 		struct xbpf_map *map;
 		char path[512];
