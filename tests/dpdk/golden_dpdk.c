@@ -6,11 +6,14 @@
  *
  *   golden_dpdk XLB_DPDK ENGINE OBJ PROG TABLE REASON_MAP
  *
- * xlb-dpdk runs with three net_pcap ports: port 0 (ifindex 2, the tables'
- * ingress) reads a FIFO and writes tx.pcap (XDP_TX), port 1 (ifindex 3,
- * the devmap target of the redirect rows) writes redirect.pcap, port 2 is
- * the exception port and writes pass.pcap (XDP_PASS).  Rows run in lock
- * step (--burst 1): this program applies the row's map updates to the
+ * xlb-dpdk runs two workers and three net_pcap ports: port 0 (ifindex 2,
+ * the tables' ingress) reads two FIFOs, one RX queue per worker, so that a
+ * row's "cpu N" runs on worker N, and writes tx-N.pcap (XDP_TX); port 1
+ * (ifindex 3, the devmap target of the redirect rows) writes
+ * redirect-N.pcap; port 2 is the exception port and writes pass-N.pcap
+ * (XDP_PASS).  A row that arrives on the other interface (ifindex 3)
+ * restarts xlb-dpdk with the two ifindexes swapped: the maps, shared,
+ * keep their state across the restart.  Rows run in lock step (--burst 1): this program applies the row's map updates to the
  * shared maps in xlb-dpdk's run directory, writes the packet into the FIFO,
  * waits until the lcore counters show its verdict, then checks:
  * - the verdict: XDP_TX/REDIRECT/PASS as one new record in the matching
@@ -47,6 +50,8 @@
 #define MAX_STATS 16
 #define RX_IFINDEX 2
 #define REDIRECT_IFINDEX 3
+/* two workers, so that "cpu N" rows run on CPU N: queue N of port 0 is FIFO N */
+#define NR_WORKERS 2
 
 static char dir[] = "/tmp/xlb-golden-dpdk.XXXXXX";
 static pid_t child;
@@ -56,7 +61,16 @@ struct out_pcap {
 	long off; /* bytes consumed so far */
 };
 
-static struct out_pcap outs[3] = { { "tx.pcap" }, { "redirect.pcap" }, { "pass.pcap" } };
+/* [verdict pcap][worker]: port 0 TX, port 1 (redirect), port 2 (exception) */
+static struct out_pcap outs[3][NR_WORKERS] = {
+	{ { "tx-0.pcap" }, { "tx-1.pcap" } },
+	{ { "redirect-0.pcap" }, { "redirect-1.pcap" } },
+	{ { "pass-0.pcap" }, { "pass-1.pcap" } },
+};
+static const char *fifos[NR_WORKERS] = { "in-0.fifo", "in-1.fifo" };
+static int fifo_fd[NR_WORKERS] = { -1, -1 };
+static uint64_t sent[NR_WORKERS];
+static uint32_t cur_rx_ifindex; /* what port 0 is now; a row on another ifindex restarts xlb-dpdk */
 
 static const char *in_dir(const char *name)
 {
@@ -74,6 +88,9 @@ static void sleep_us(long us)
 
 	nanosleep(&ts, NULL);
 }
+
+static int hex_decode_impl(const char *hex, uint8_t *out, size_t cap, size_t *len);
+#define hex_decode hex_decode_impl
 
 /* ---- maps, by name, in xlb-dpdk's run directory ---------------------------------- */
 
@@ -183,13 +200,11 @@ static int map_stat(const char *spec, uint32_t key, uint64_t *sum)
 	return err;
 }
 
-/* Counters of worker 0 (xlb-dpdk runs one). */
-static int lcore_stats(struct xlb_dpdk_lcore_stats *ret)
+static int lcore_stats(uint32_t worker, struct xlb_dpdk_lcore_stats *ret)
 {
 	struct xbpf_map *m = map_get(XLB_DPDK_LCORE_MAP);
-	uint32_t zero = 0;
 
-	return m ? xbpf_map__lookup(m, &zero, ret) : -ENOENT;
+	return m ? xbpf_map__lookup(m, &worker, ret) : -ENOENT;
 }
 
 static uint64_t handled(const struct xlb_dpdk_lcore_stats *s)
@@ -236,8 +251,8 @@ static int pcap_next(struct out_pcap *o, uint8_t *pkt, size_t *len)
 /* ---- xlb-dpdk -------------------------------------------------------------------- */
 
 /*
- * lcore 0 may run on any CPU this process may (no pinning in tests): the
- * EAL's --lcores=0@(first-last) over our affinity's range.
+ * The lcores may run on any CPU this process may (no pinning in tests):
+ * "(first-last)" of our affinity, for the EAL's --lcores=N@(first-last).
  */
 static void cpus_arg(char *buf, size_t len)
 {
@@ -252,50 +267,72 @@ static void cpus_arg(char *buf, size_t len)
 			}
 	if (lo < 0)
 		lo = hi = 0;
-	snprintf(buf, len, "--lcores=0@(%d-%d)", lo, hi);
+	snprintf(buf, len, "(%d-%d)", lo, hi);
 }
 
-static int start_dpdk(const char *xlb_dpdk, const char *engine, const char *obj, const char *prog,
-		      int *ret_fifo)
+static int start_dpdk(const char *const *args, uint32_t rx_ifindex)
 {
 	static const uint32_t hdr[6] = { 0xa1b2c3d4, 0x00040002, 0, 0, 65535, 1 };
-	char vdev0[600], vdev1[600], vdev2[600], prefix[64], rundir[512], lcores[64];
+	char vdev0[1200], vdev1[600], vdev2[600], prefix[64], rundir[512], lcores[160], cpus[32];
+	char if0[32], if1[32];
 	struct xlb_dpdk_status st;
 	uint32_t zero = 0;
-	int fd, i;
+	int i, w, open_cnt = 0;
 
-	if (mkfifo(in_dir("in.fifo"), 0600))
-		return -errno;
-	snprintf(vdev0, sizeof(vdev0), "--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s", in_dir("in.fifo"),
-		 in_dir("tx.pcap"));
-	snprintf(vdev1, sizeof(vdev1), "--vdev=net_pcap1,tx_pcap=%s", in_dir("redirect.pcap"));
-	snprintf(vdev2, sizeof(vdev2), "--vdev=net_pcap2,tx_pcap=%s", in_dir("pass.pcap"));
+	for (w = 0; w < NR_WORKERS; w++) {
+		if (access(in_dir(fifos[w]), F_OK) && mkfifo(in_dir(fifos[w]), 0600))
+			return -errno;
+		for (i = 0; i < 3; i++)
+			outs[i][w].off = 0; /* the new process writes its pcaps anew */
+		sent[w] = 0;
+	}
+	snprintf(vdev0, sizeof(vdev0), "--vdev=net_pcap0,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s,tx_pcap=%s",
+		 in_dir(fifos[0]), in_dir(fifos[1]), in_dir(outs[0][0].name), in_dir(outs[0][1].name));
+	snprintf(vdev1, sizeof(vdev1), "--vdev=net_pcap1,tx_pcap=%s,tx_pcap=%s", in_dir(outs[1][0].name),
+		 in_dir(outs[1][1].name));
+	snprintf(vdev2, sizeof(vdev2), "--vdev=net_pcap2,tx_pcap=%s,tx_pcap=%s", in_dir(outs[2][0].name),
+		 in_dir(outs[2][1].name));
 	snprintf(prefix, sizeof(prefix), "--file-prefix=xlbgold%d", (int)getpid());
 	snprintf(rundir, sizeof(rundir), "%s/run", dir);
-	cpus_arg(lcores, sizeof(lcores));
+	cpus_arg(cpus, sizeof(cpus));
+	snprintf(lcores, sizeof(lcores), "--lcores=0@%s,1@%s,2@%s", cpus, cpus, cpus);
+	/* the table's two interfaces: port 0 receives, port 1 is the other one */
+	snprintf(if0, sizeof(if0), "0=%u", rx_ifindex);
+	snprintf(if1, sizeof(if1), "1=%u", rx_ifindex == RX_IFINDEX ? REDIRECT_IFINDEX : RX_IFINDEX);
 	child = fork();
 	if (child < 0)
 		return -errno;
 	if (!child) {
-		execl(xlb_dpdk, xlb_dpdk, "--no-huge", "-m", "256", "--no-pci", prefix,
-		      lcores, "--log-level=lib.eal:warning", "--no-telemetry", vdev0, vdev1, vdev2, "--",
-		      "--obj", obj, "--prog", prog, "--engine", engine, "--run-dir", rundir,
-		      "--exception-port", "2", "--ifindex", "0=2", "--ifindex", "1=3", "--burst", "1",
-		      "--mbufs", "1023", "--rx-desc", "64", "--tx-desc", "64", "--quiet", (char *)NULL);
+		execl(args[0], args[0], "--no-huge", "-m", "256", "--no-pci", prefix, lcores,
+		      "--log-level=lib.eal:warning", "--no-telemetry", vdev0, vdev1, vdev2, "--",
+		      "--obj", args[2], "--prog", args[3], "--engine", args[1], "--run-dir", rundir,
+		      "--exception-port", "2", "--ifindex", if0, "--ifindex", if1, "--burst", "1",
+		      "--mbufs", "2047", "--rx-desc", "64", "--tx-desc", "64", "--quiet", (char *)NULL);
 		perror("exec xlb-dpdk");
 		_exit(127);
 	}
-	/* the pcap PMD opens the FIFO while the EAL probes the vdevs (ENXIO until then) */
-	for (i = 0; (fd = open(in_dir("in.fifo"), O_WRONLY | O_NONBLOCK)) < 0 && i < 3000; i++) {
-		if (errno != ENXIO || waitpid(child, NULL, WNOHANG) == child) {
-			fprintf(stderr, "xlb-dpdk did not open its input\n");
+	/* the pcap PMD opens the FIFOs while the EAL probes the vdevs (ENXIO until then) */
+	for (i = 0; open_cnt < NR_WORKERS && i < 3000; i++) {
+		for (w = 0; w < NR_WORKERS; w++) {
+			int fd;
+
+			if (fifo_fd[w] >= 0)
+				continue;
+			fd = open(in_dir(fifos[w]), O_WRONLY | O_NONBLOCK);
+			if (fd < 0)
+				continue;
+			if (fcntl(fd, F_SETFL, 0) || write(fd, hdr, sizeof(hdr)) != sizeof(hdr))
+				return -errno;
+			fifo_fd[w] = fd;
+			open_cnt++;
+		}
+		if (waitpid(child, NULL, WNOHANG) == child) {
+			fprintf(stderr, "xlb-dpdk exited before it ran\n");
 			child = 0;
 			return -ECHILD;
 		}
-		sleep_us(10000);
+		sleep_us(5000);
 	}
-	if (fd < 0 || fcntl(fd, F_SETFL, 0) || write(fd, hdr, sizeof(hdr)) != sizeof(hdr))
-		return -errno;
 	for (i = 0; i < 3000; i++) {
 		struct xbpf_map *m;
 
@@ -306,12 +343,13 @@ static int start_dpdk(const char *xlb_dpdk, const char *engine, const char *obj,
 		}
 		m = access(in_dir("run/maps/" XLB_DPDK_STATUS_MAP), F_OK) ? NULL : map_get(XLB_DPDK_STATUS_MAP);
 		if (m && !xbpf_map__lookup(m, &zero, &st) && st.running && st.pid == (uint32_t)child) {
-			printf("xlb-dpdk runs %s on the %s\n", st.program, st.engine);
-			if (strcmp(st.engine, engine)) {
-				printf("FAIL: asked for the %s, xlb-dpdk runs the %s\n", engine, st.engine);
+			printf("xlb-dpdk (pid %d) runs %s on the %s, %u workers, port 0 is ifindex %u\n",
+			       (int)child, st.program, st.engine, st.nr_lcores, rx_ifindex);
+			if (strcmp(st.engine, args[1]) || st.nr_lcores != NR_WORKERS) {
+				printf("FAIL: asked for the %s on %d workers\n", args[1], NR_WORKERS);
 				return -ENOEXEC;
 			}
-			*ret_fifo = fd;
+			cur_rx_ifindex = rx_ifindex;
 			return 0;
 		}
 		sleep_us(10000);
@@ -319,15 +357,18 @@ static int start_dpdk(const char *xlb_dpdk, const char *engine, const char *obj,
 	return -ETIMEDOUT;
 }
 
-static void stop_dpdk(int fifo)
+static void stop_dpdk(void)
 {
-	int status;
+	int w;
 
-	if (fifo >= 0)
-		close(fifo);
+	for (w = 0; w < NR_WORKERS; w++) {
+		if (fifo_fd[w] >= 0)
+			close(fifo_fd[w]);
+		fifo_fd[w] = -1;
+	}
 	if (child > 0) {
 		kill(child, SIGTERM);
-		waitpid(child, &status, 0);
+		waitpid(child, NULL, 0);
 		child = 0;
 	}
 }
@@ -360,20 +401,20 @@ static uint64_t reasons_total(const char *reason_map)
 	return tot;
 }
 
-static int wait_handled(uint64_t want, struct xlb_dpdk_lcore_stats *ret)
+static int wait_handled(uint32_t cpu, uint64_t want, struct xlb_dpdk_lcore_stats *ret)
 {
 	int i;
 
 	for (i = 0; i < 20000; i++) {
-		if (!lcore_stats(ret) && handled(ret) >= want)
+		if (!lcore_stats(cpu, ret) && handled(ret) >= want)
 			return 0;
 		sleep_us(100);
 	}
 	return -ETIMEDOUT;
 }
 
-static int run_row(int fifo, const struct row_want *w, const uint8_t *in, size_t in_len,
-		   struct pending_stat *stats, int nstats, const char *reason_map, uint64_t *sent)
+static int run_row(uint32_t cpu, const struct row_want *w, const uint8_t *in, size_t in_len,
+		   struct pending_stat *stats, int nstats, const char *reason_map)
 {
 	struct xlb_dpdk_lcore_stats a, b;
 	uint64_t r_before = 0, r_after = 0, tot_before, tot_after, v;
@@ -386,10 +427,10 @@ static int run_row(int fifo, const struct row_want *w, const uint8_t *in, size_t
 	tot_before = reasons_total(reason_map);
 	if (w->reason)
 		map_stat(reason_map, w->reason, &r_before);
-	if (lcore_stats(&a))
+	if (lcore_stats(cpu, &a))
 		return 1;
-	err = fifo_write_pkt(fifo, in, in_len);
-	if (err || wait_handled(++*sent, &b)) {
+	err = fifo_write_pkt(fifo_fd[cpu], in, in_len);
+	if (err || wait_handled(cpu, ++sent[cpu], &b)) {
 		printf("FAIL %s: xlb-dpdk did not handle the packet\n", w->row);
 		return 1;
 	}
@@ -401,10 +442,10 @@ static int run_row(int fifo, const struct row_want *w, const uint8_t *in, size_t
 	} else if (b.tx != a.tx || b.redirect != a.redirect || b.pass != a.pass) {
 		int pcap = b.tx != a.tx ? 0 : b.redirect != a.redirect ? 1 : 2;
 
-		for (i = 0; i < 20000 && !pcap_next(&outs[pcap], got, &got_len); i++)
+		for (i = 0; i < 20000 && !pcap_next(&outs[pcap][cpu], got, &got_len); i++)
 			sleep_us(100);
 		if (i == 20000) {
-			printf("FAIL %s: verdict counted but no packet in %s\n", w->row, outs[pcap].name);
+			printf("FAIL %s: verdict counted but no packet in %s\n", w->row, outs[pcap][cpu].name);
 			fails++;
 		}
 		where = pcap;
@@ -425,12 +466,15 @@ static int run_row(int fifo, const struct row_want *w, const uint8_t *in, size_t
 		}
 	}
 	/* the other pcaps got nothing */
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 3 * NR_WORKERS; i++) {
+		struct out_pcap *o = &outs[i / NR_WORKERS][i % NR_WORKERS];
 		uint8_t extra[MAX_PKT];
 		size_t n;
 
-		if (i != where && pcap_next(&outs[i], extra, &n)) {
-			printf("FAIL %s: unexpected packet in %s\n", w->row, outs[i].name);
+		if (where >= 0 && where < 3 && o == &outs[where][cpu])
+			continue;
+		if (pcap_next(o, extra, &n)) {
+			printf("FAIL %s: unexpected packet in %s\n", w->row, o->name);
 			fails++;
 		}
 	}
@@ -468,9 +512,61 @@ static int run_row(int fifo, const struct row_want *w, const uint8_t *in, size_t
 	return fails;
 }
 
+/* "check MAP KEY VAL[/MASK]" or "check MAP KEY -": a map's value now; 1 on a mismatch. */
+static int check_value(const char *row, const char *name, const char *khex, char *vhex)
+{
+	static uint8_t key[256], want[512], mask[512], got[512];
+	struct xbpf_map *m = map_get(name);
+	char *slash = strchr(vhex, '/');
+	size_t klen, vlen, mlen = 0, i;
+	int err;
+
+	if (!m)
+		return -ENOENT;
+	if (is_percpu(m) || xbpf_map__spec(m)->value_size > sizeof(got))
+		return -EINVAL;
+	if (!strcmp(vhex, "-")) {
+		err = hex_decode(khex, key, sizeof(key), &klen) ?: xbpf_map__lookup(m, key, got);
+		if (err == -ENOENT)
+			return 0;
+		if (!err)
+			printf("FAIL %s: %s still has an entry %s\n", row, name, khex);
+		return err ? err : 1;
+	}
+	if (slash)
+		*slash = 0;
+	err = hex_decode(khex, key, sizeof(key), &klen) ?: hex_decode(vhex, want, sizeof(want), &vlen);
+	if (!err && slash)
+		err = hex_decode(slash + 1, mask, sizeof(mask), &mlen);
+	if (err)
+		return err;
+	if (!slash)
+		memset(mask, 0xff, mlen = vlen);
+	err = xbpf_map__lookup(m, key, got);
+	if (err == -ENOENT) {
+		printf("FAIL %s: %s has no entry %s\n", row, name, khex);
+		return 1;
+	}
+	if (err)
+		return err;
+	if (xbpf_map__spec(m)->value_size != vlen || mlen != vlen) {
+		printf("FAIL %s: %s value is %u bytes, the check gives %zu\n", row, name,
+		       xbpf_map__spec(m)->value_size, vlen);
+		return 1;
+	}
+	for (i = 0; i < vlen; i++) {
+		if ((got[i] ^ want[i]) & mask[i]) {
+			printf("FAIL %s: %s[%s] byte %zu is %02x, want %02x\n", row, name, khex, i, got[i],
+			       want[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* ---- the table -------------------------------------------------------------------- */
 
-static int hex_decode(const char *hex, uint8_t *out, size_t cap, size_t *len)
+static int hex_decode_impl(const char *hex, uint8_t *out, size_t cap, size_t *len)
 {
 	size_t n = strlen(hex), i;
 
@@ -489,16 +585,12 @@ static int hex_decode(const char *hex, uint8_t *out, size_t cap, size_t *len)
 
 static void cleanup(void)
 {
-	const char *files[] = { "in.fifo", "tx.pcap", "redirect.pcap", "pass.pcap" };
 	char cmd[600];
-	size_t i;
 
 	if (child > 0) {
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
 	}
-	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-		unlink(in_dir(files[i]));
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd))
 		fprintf(stderr, "cannot remove %s\n", dir);
@@ -508,9 +600,8 @@ int main(int argc, char **argv)
 {
 	static uint8_t in[MAX_PKT], want[MAX_PKT], key[256], val[4096];
 	struct pending_stat stats[MAX_STATS];
-	int nstats = 0, failures = 0, rows = 0, runs = 0, lineno = 0, fifo = -1, err;
-	uint32_t ifindex = 0;
-	uint64_t sent = 0;
+	int nstats = 0, failures = 0, rows = 0, runs = 0, lineno = 0, restarts = 0, err;
+	uint32_t ifindex = 0, cpu = 0;
 	char row[256] = "", *line = NULL;
 	size_t cap = 0, in_len = 0;
 	FILE *f;
@@ -529,7 +620,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	atexit(cleanup);
-	err = start_dpdk(argv[1], argv[2], argv[3], argv[4], &fifo);
+	err = start_dpdk((const char *const *)argv + 1, RX_IFINDEX);
 	if (err) {
 		printf("FAIL: cannot start xlb-dpdk: %s\n", strerror(-err));
 		return 1;
@@ -574,6 +665,16 @@ int main(int argc, char **argv)
 			/* tc only */
 		} else if (!strcmp(cmd, "ifindex")) {
 			ifindex = strtoul(a, NULL, 0);
+		} else if (!strcmp(cmd, "cpu")) {
+			cpu = strtoul(a, NULL, 0);
+			if (cpu >= NR_WORKERS)
+				err = -ERANGE;
+		} else if (!strcmp(cmd, "check") && n >= 4) {
+			err = check_value(row, a, b, c);
+			if (err > 0) {
+				failures++;
+				err = 0;
+			}
 		} else if (!strcmp(cmd, "stat") && n == 4 && nstats < MAX_STATS) {
 			snprintf(stats[nstats].map, sizeof(stats[nstats].map), "%s", a);
 			stats[nstats].key = atoi(b);
@@ -588,10 +689,24 @@ int main(int argc, char **argv)
 			size_t want_len = 0;
 
 			runs++;
-			if (ifindex && ifindex != RX_IFINDEX) {
-				printf("FAIL %s: the row arrives on ifindex %u; port 0 is %u\n", row, ifindex,
-				       RX_IFINDEX);
-				failures++;
+			if (!ifindex)
+				ifindex = RX_IFINDEX;
+			if (ifindex != cur_rx_ifindex) {
+				/* the packet arrives on the other interface: restart with port 0 as that one */
+				if (ifindex != RX_IFINDEX && ifindex != REDIRECT_IFINDEX) {
+					printf("FAIL %s: the table's interfaces are %u and %u, not %u\n", row,
+					       RX_IFINDEX, REDIRECT_IFINDEX, ifindex);
+					failures++;
+					ifindex = cur_rx_ifindex;
+				} else {
+					stop_dpdk();
+					restarts++;
+					err = start_dpdk((const char *const *)argv + 1, ifindex);
+					if (err) {
+						printf("FAIL: cannot restart xlb-dpdk: %s\n", strerror(-err));
+						return 1;
+					}
+				}
 			}
 			if (w.err && atoi(b) != EINVAL) {
 				printf("FAIL %s: want error %s: only EINVAL (runt frames) has a DPDK counterpart\n",
@@ -607,8 +722,8 @@ int main(int argc, char **argv)
 				}
 			}
 			if (!err)
-				failures += run_row(fifo, &w, in, in_len, stats, nstats, argv[6], &sent) ? 1 : 0;
-			ifindex = 0;
+				failures += run_row(cpu, &w, in, in_len, stats, nstats, argv[6]) ? 1 : 0;
+			ifindex = cpu = 0;
 			nstats = 0;
 		} else {
 			err = -EINVAL;
@@ -620,7 +735,8 @@ int main(int argc, char **argv)
 	}
 	free(line);
 	fclose(f);
-	stop_dpdk(fifo);
-	printf("xlb-dpdk %s: %d rows, %d runs, %d failures\n", argv[2], rows, runs, failures);
+	stop_dpdk();
+	printf("xlb-dpdk %s: %d rows, %d runs, %d restarts (rows on the other interface), %d failures\n",
+	       argv[2], rows, runs, restarts, failures);
 	return failures ? 1 : 0;
 }
