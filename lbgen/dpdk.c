@@ -25,7 +25,6 @@
 struct dpdk_state {
 	struct lbgen_config cfg;
 	uint32_t size;
-	bool random;
 	uint16_t port;
 	struct rte_mempool *pool;
 	uint8_t frame[LBGEN_FRAME_MAX];
@@ -62,7 +61,6 @@ static int dpdk_open(const struct lbgen_opts *o, const struct lbgen_config *cfg,
 		return -ENOMEM;
 	s->cfg = *cfg;
 	s->size = o->size;
-	s->random = o->random_flows;
 	s->port = 0;
 	memcpy(s->frame, frame, o->size);
 	s->pool = rte_pktmbuf_pool_create("lbgen", 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
@@ -91,14 +89,6 @@ err:
 	return err;
 }
 
-static uint32_t xorshift(uint64_t *r)
-{
-	*r ^= *r << 13;
-	*r ^= *r >> 7;
-	*r ^= *r << 17;
-	return (uint32_t)(*r >> 32);
-}
-
 static int dpdk_send(void *state, int t, uint64_t n, uint64_t *ret_sent, uint64_t *ret_errors)
 {
 	struct dpdk_state *s = state;
@@ -116,12 +106,7 @@ static int dpdk_send(void *state, int t, uint64_t n, uint64_t *ret_sent, uint64_
 			continue; /* all mbufs in flight: the driver frees them as it sends */
 		for (uint16_t i = 0; i < want; i++) {
 			uint8_t *p = (uint8_t *)rte_pktmbuf_append(m[i], (uint16_t)s->size);
-			uint32_t r = xorshift(&s->rng[t]), k = 0, flow;
-
-			while (k + 1 < s->cfg.tmpl_cnt && r >= s->cfg.tmpl[k].weight_cum)
-				k++;
-			flow = s->random ? xorshift(&s->rng[t]) % s->cfg.flows
-					 : (uint32_t)(s->next_flow[t]++ % s->cfg.flows);
+			uint32_t flow, k = lbgen_pick(&s->cfg, &s->rng[t], &s->next_flow[t], &flow);
 			memcpy(p, s->frame, s->size);
 			lbgen_frame_for_flow(&s->cfg.tmpl[k], p, flow);
 		}

@@ -49,6 +49,12 @@ struct lbgen_opts {
 
 /* The frame for flow 0 of every template (weights cumulated), in cfg. */
 int lbgen_build_templates(const struct lbgen_opts *o, struct lbgen_config *cfg, uint8_t *frame);
+/*
+ * The next frame of a userspace sender (xsk, dpdk), as the BPF builder
+ * picks it: a template by weight and a flow in sequence or at random;
+ * *rng is the sender's xorshift state.  Returns the template's index.
+ */
+uint32_t lbgen_pick(const struct lbgen_config *cfg, uint64_t *rng, uint64_t *next_flow, uint32_t *ret_flow);
 /* Rewrite frame (a copy of template t's frame) for flow f, as the BPF builder does. */
 void lbgen_frame_for_flow(const struct lbgen_template *tp, uint8_t *frame, uint32_t flow);
 

@@ -213,3 +213,21 @@ void lbgen_frame_for_flow(const struct lbgen_template *tp, uint8_t *frame, uint3
 		memcpy(frame + tp->l4_csum_off, &c, 2);
 	}
 }
+
+static uint32_t xorshift(uint64_t *r)
+{
+	*r ^= *r << 13;
+	*r ^= *r >> 7;
+	*r ^= *r << 17;
+	return (uint32_t)(*r >> 32);
+}
+
+uint32_t lbgen_pick(const struct lbgen_config *cfg, uint64_t *rng, uint64_t *next_flow, uint32_t *ret_flow)
+{
+	uint32_t r = xorshift(rng), k = 0;
+
+	while (k + 1 < cfg->tmpl_cnt && r >= cfg->tmpl[k].weight_cum)
+		k++;
+	*ret_flow = cfg->random ? xorshift(rng) % cfg->flows : (uint32_t)((*next_flow)++ % cfg->flows);
+	return k;
+}

@@ -38,7 +38,6 @@ struct xsk_thread {
 struct xsk_state {
 	struct lbgen_config cfg;
 	uint32_t size;
-	bool random;
 	int threads;
 	struct xsk_thread t[LBGEN_THREADS_MAX];
 };
@@ -95,7 +94,6 @@ static int xsk_open(const struct lbgen_opts *o, const struct lbgen_config *cfg, 
 		return -ENOMEM;
 	s->cfg = *cfg;
 	s->size = o->size;
-	s->random = o->random_flows;
 	s->threads = o->threads;
 	for (int t = 0; t < o->threads && !err; t++) {
 		err = thread_open(&s->t[t], o->dev, t, frame, o->size);
@@ -113,14 +111,6 @@ static int xsk_open(const struct lbgen_opts *o, const struct lbgen_config *cfg, 
 	}
 	*ret_state = s;
 	return 0;
-}
-
-static uint32_t xorshift(uint64_t *r)
-{
-	*r ^= *r << 13;
-	*r ^= *r >> 7;
-	*r ^= *r << 17;
-	return (uint32_t)(*r >> 32);
 }
 
 static void reclaim(struct xsk_thread *x)
@@ -147,11 +137,7 @@ static int xsk_send(void *state, int t, uint64_t n, uint64_t *ret_sent, uint64_t
 		got = want ? xsk_ring_prod__reserve(&x->tx, want, &idx) : 0;
 		for (uint32_t i = 0; i < got; i++) {
 			struct xdp_desc *d = xsk_ring_prod__tx_desc(&x->tx, idx + i);
-			uint32_t r = xorshift(&x->rng), k = 0, flow;
-
-			while (k + 1 < s->cfg.tmpl_cnt && r >= s->cfg.tmpl[k].weight_cum)
-				k++;
-			flow = s->random ? xorshift(&x->rng) % s->cfg.flows : (uint32_t)(x->next_flow++ % s->cfg.flows);
+			uint32_t flow, k = lbgen_pick(&s->cfg, &x->rng, &x->next_flow, &flow);
 			d->addr = x->free_addrs[--x->free_cnt];
 			d->len = s->size;
 			lbgen_frame_for_flow(&s->cfg.tmpl[k], (uint8_t *)x->area + d->addr, flow);
