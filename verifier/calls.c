@@ -238,6 +238,8 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 						       tnum_is_const(regs[regno].var_off),
 						       &raw_regno);
 				raw_size = (int)umax;
+				/* The access was judged by the size's bounds. */
+				err = err ?: xv_mark_precise(env, regno);
 				if (err)
 					return err;
 			}
