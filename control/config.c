@@ -195,6 +195,11 @@ static const struct xlb_cli_opt settings[] = {
 	{ "skb-mode", 0, XLB_CLI_FLAG, XLB_CLI_F_CONFIG, C(skb_mode), NULL, "generic XDP only" },
 	{ "cleanup", 0, XLB_CLI_FLAG, 0, C(cleanup), NULL,
 	  "detach the programs, remove the pins and exit" },
+	{ "adopt-dataplane", 0, XLB_CLI_FLAG, 0, C(adopt), NULL,
+	  "with an empty store over a dataplane that holds VIPs: import them into the store "
+	  "(rings kept; weights from the slots each real holds; health checks are lost)" },
+	{ "reset", 0, XLB_CLI_FLAG, 0, C(reset), NULL,
+	  "with an empty store over a dataplane that holds VIPs: remove them" },
 	{ "verbose", 'v', XLB_CLI_FLAG, 0, C(verbose), NULL, "debug logging" },
 	{ "version", 'V', XLB_CLI_FLAG, 0, C(version), NULL, "print the version and exit" },
 	{ "help", 'h', XLB_CLI_FLAG, 0, C(help), NULL, "show this help and exit" },
@@ -379,6 +384,10 @@ int xlbd_config_load(struct xlbd_config *cfg, int argc, char **argv)
 		return -EINVAL; /* cannot happen: the same line parsed above */
 	if (cfg->no_verify)
 		cfg->verify = XLB_VERIFY_OFF;
+	if (cfg->adopt && cfg->reset) {
+		xlbd_log(LOG_ERR, "--adopt-dataplane and --reset exclude each other");
+		return -EINVAL;
+	}
 	if (cfg->verbose)
 		xlbd_log_set_level(LOG_DEBUG);
 	return 0;

@@ -72,6 +72,7 @@ struct kernel {
 	/* The healthcheck tc program (encapsulated probes). */
 	struct bpf_object *hc_obj;
 	int hc_reals_fd;
+	int lock_fd; /* flock on the pin root (xlb_lock_dir) */
 	char hc_msg[200];
 };
 
@@ -97,6 +98,8 @@ int kernel_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip, const 
 int kernel_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t port,
 		   uint8_t proto, uint32_t id, struct xlb_err *err);
 int kernel_vip_list(struct xlb_backend *be, struct xlb_dp_vip *ret, size_t max);
+int kernel_ring_get(struct xlb_backend *be, uint32_t vip_id, unsigned int half, uint32_t *ret_ring);
+int kernel_real_get(struct xlb_backend *be, uint32_t id, struct xlb_ip *ret_addr);
 
 /* kernel_hc.c */
 void kernel_hc_setup(struct kernel *k);

@@ -346,6 +346,10 @@ int kernel_attach(struct kernel *k, struct xlb_err *err)
 	ret = ensure_bpffs(k, err);
 	if (ret)
 		return ret;
+	/* One daemon per pin root: taken before anything under it is read or changed. */
+	ret = xlb_lock_dir(k->pin_root, "pin root", &k->lock_fd, err);
+	if (ret)
+		return ret;
 	/* libxdp keeps its own state on a bpffs too. */
 	setenv("LIBXDP_BPFFS", k->pin_root, 0);
 

@@ -107,11 +107,15 @@ static void render(struct daemon *d, struct buf *b)
 		   "# TYPE xlb_real_up gauge\n"
 		   "# HELP xlb_real_in_ring Whether a real holds slots of its VIP's Maglev ring.\n"
 		   "# TYPE xlb_real_in_ring gauge\n"
+		   "# HELP xlb_real_ring_slots Slots a real holds in its VIP's Maglev ring.\n"
+		   "# TYPE xlb_real_ring_slots gauge\n"
 		   "# HELP xlb_real_weight Configured weight of a real.\n"
 		   "# TYPE xlb_real_weight gauge\n");
 	for (size_t i = 0; i < d->state.vip_cnt; i++) {
 		const struct xlb_vip_cfg *v = &d->state.vips[i];
+		uint32_t slots[v->real_cnt ? v->real_cnt : 1];
 
+		xlbd_ring_slots(d, v, slots);
 		xlb_addr_str(&v->addr, vs, sizeof(vs));
 		for (size_t j = 0; j < v->real_cnt; j++) {
 			const struct xlb_real_cfg *r = &v->reals[j];
@@ -127,7 +131,8 @@ static void render(struct daemon *d, struct buf *b)
 			bprintf(b, "xlb_real_new_flows_total{%s} %llu\n", lbl,
 				(unsigned long long)k.new_flows);
 			bprintf(b, "xlb_real_up{%s} %d\n", lbl, d->health[r->id].state != HEALTH_DOWN);
-			bprintf(b, "xlb_real_in_ring{%s} %d\n", lbl, xlbd_real_in_ring(d, v, r));
+			bprintf(b, "xlb_real_in_ring{%s} %d\n", lbl, slots[j] > 0);
+			bprintf(b, "xlb_real_ring_slots{%s} %u\n", lbl, slots[j]);
 			bprintf(b, "xlb_real_weight{%s} %u\n", lbl, r->weight);
 		}
 	}

@@ -80,6 +80,30 @@ static uint64_t ring_signature(const struct daemon *d, const struct xlb_vip_cfg 
 	return h;
 }
 
+void xlbd_shadow_seed(struct daemon *d, const struct xlb_vip_cfg *v, const uint32_t *ring)
+{
+	struct shadow_vip *s = &d->svips[v->id];
+
+	s->present = true;
+	s->addr = v->addr;
+	s->port = v->port;
+	s->proto = v->proto;
+	s->flags = v->flags;
+	s->encap = v->encap;
+	s->ring_known = false;
+	if (!s->ring)
+		s->ring = malloc(d->settings.ring_size * sizeof(uint32_t));
+	if (ring && s->ring) {
+		memcpy(s->ring, ring, d->settings.ring_size * sizeof(uint32_t));
+		s->ring_known = true;
+		s->ring_sig = ring_signature(d, v);
+	}
+	for (size_t i = 0; i < v->real_cnt; i++) {
+		d->sreals[v->reals[i].id].present = true;
+		d->sreals[v->reals[i].id].addr = v->reals[i].addr;
+	}
+}
+
 static bool real_in_state(const struct xlb_state *st, uint32_t id, struct xlb_ip *ret_addr)
 {
 	for (size_t i = 0; i < st->vip_cnt; i++)

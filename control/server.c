@@ -107,6 +107,25 @@ static bool client_readable(struct daemon *d, struct client *cl)
 	return true;
 }
 
+bool xlbd_socket_in_use(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	bool used = false;
+	int probe;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return false;
+	strcpy(sa.sun_path, path);
+	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (probe >= 0 && !connect(probe, (struct sockaddr *)&sa, sizeof(sa))) {
+		xlbd_log(LOG_ERR, "%s is served by another process; not taking it over", path);
+		used = true;
+	}
+	if (probe >= 0)
+		close(probe);
+	return used;
+}
+
 static int listen_socket(const char *path, const char *group)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -129,6 +148,11 @@ static int listen_socket(const char *path, const char *group)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
+	/* A socket someone answers on is never taken over; only a stale one is replaced. */
+	if (xlbd_socket_in_use(path)) {
+		close(fd);
+		return -EADDRINUSE;
+	}
 	unlink(path);
 	old = umask(0117);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 64)) {

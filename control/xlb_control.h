@@ -208,6 +208,15 @@ int xlb_state_assign_ids(struct xlb_state *next, const struct xlb_state *cur,
 void xlb_settings_default(struct xlb_settings *set);
 void xlb_hc_default(struct xlb_hc *hc);
 
+/* ---- one daemon per state ---------------------------------------------- */
+
+/*
+ * Take an exclusive flock on the directory path (held until *ret_fd is
+ * closed or the process ends).  -EBUSY when another process holds it, with
+ * its pid in the message ("what" names the directory: "state dir", ...).
+ */
+int xlb_lock_dir(const char *path, const char *what, int *ret_fd, struct xlb_err *err);
+
 /* ---- store ------------------------------------------------------------- */
 
 struct xlb_store;
