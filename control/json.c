@@ -382,6 +382,21 @@ int xlb_state_from_json(const json_t *j, struct xlb_state *ret_state, struct xlb
 	return 0;
 }
 
+int xlb_config_check_apply(const json_t *cfg, bool allow_empty, struct xlb_err *err)
+{
+	const json_t *vips = json_is_object(cfg) ? json_object_get(cfg, "vips") : NULL;
+
+	if (!vips || json_is_null(vips))
+		return xlb_err_set(err, -EINVAL,
+				   "no \"vips\" list: an empty, blank or comment-only file, {} or "
+				   "\"vips:\" would remove every VIP and is refused (to remove them "
+				   "all: \"vips: []\" with --allow-empty)");
+	if (json_is_array(vips) && !json_array_size(vips) && !allow_empty)
+		return xlb_err_set(err, -EINVAL,
+				   "\"vips: []\" removes every VIP: refused without --allow-empty");
+	return 0;
+}
+
 json_t *xlb_state_to_json(const struct xlb_state *st, bool with_ids)
 {
 	json_t *vips = json_array();

@@ -116,7 +116,11 @@ static const struct xlb_cli_opt stats_opts[] = {
 static const struct xlb_cli_opt apply_opts[] = {
 	{ "file", 'f', XLB_CLI_STRING, 0, F(file), "FILE", "YAML or JSON file, - for stdin",
 	  .complete = XLB_CLI_COMPLETE_FILE },
-	{ "dry-run", 'n', XLB_CLI_FLAG, 0, F(dry_run), NULL, "show the changes, apply nothing" },
+	{ "dry-run", 'n', XLB_CLI_FLAG, 0, F(dry_run), NULL,
+	  "show the changes and how many VIPs and reals they add and remove; apply nothing" },
+	{ "allow-empty", 0, XLB_CLI_FLAG, 0, F(allow_empty), NULL,
+	  "let \"vips: []\" remove every VIP (an empty file or one without vips: is always "
+	  "refused)" },
 	{ 0 },
 };
 

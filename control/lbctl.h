@@ -48,6 +48,7 @@ struct lbctl {
 	int state; /* enum xlb_real_state */
 	const char *file;
 	bool dry_run;
+	bool allow_empty;
 	bool watch;
 	double interval;
 	/* the command, how often each of its rows was given, its arguments */

@@ -369,13 +369,15 @@ int lbctl_apply(void *ctx)
 		return LBCTL_EXIT_USAGE;
 	}
 	/* Check locally first for a message that names the file. */
-	if (xlb_state_from_json(cfg, &st, &err)) {
+	if (xlb_config_check_apply(cfg, c->allow_empty, &err) || xlb_state_from_json(cfg, &st, &err)) {
 		fprintf(stderr, "lbctl: %s: %s\n", c->file, err.msg);
 		json_decref(cfg);
 		return LBCTL_EXIT_USAGE;
 	}
 	xlb_state_free(&st);
-	return lbctl_run(c, "apply", json_pack("{s:o, s:b}", "config", cfg, "dry_run", c->dry_run),
+	return lbctl_run(c, "apply",
+			 json_pack("{s:o, s:b, s:b}", "config", cfg, "dry_run", c->dry_run,
+				   "allow_empty", c->allow_empty),
 			 lbctl_show_apply);
 }
 

@@ -156,10 +156,16 @@ void lbctl_show_apply(json_t *res)
 	json_t *l;
 	size_t i;
 
+	json_t *n = json_object_get(res, "counts"), *rm = json_object_get(n, "removed"),
+	       *add = json_object_get(n, "added");
+
 	json_array_foreach(json_object_get(res, "changes"), i, l)
 		printf("%s\n", json_string_value(l));
-	printf("%zu change(s) %s\n", json_array_size(json_object_get(res, "changes")),
-	       json_is_true(json_object_get(res, "applied")) ? "applied" : "not applied");
+	printf("%zu change(s) %s: %lld VIP(s) and %lld real(s) added, %lld VIP(s) and %lld real(s) "
+	       "removed\n",
+	       json_array_size(json_object_get(res, "changes")),
+	       json_is_true(json_object_get(res, "applied")) ? "applied" : "not applied",
+	       jint(add, "vips"), jint(add, "reals"), jint(rm, "vips"), jint(rm, "reals"));
 }
 
 void lbctl_show_export(json_t *res)

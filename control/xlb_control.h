@@ -156,6 +156,12 @@ int xlb_state_copy(struct xlb_state *dst, const struct xlb_state *src);
 int xlb_addr_parse(const char *s, struct xlb_ip *ret_addr);
 const char *xlb_addr_str(const struct xlb_ip *a, char *buf, size_t len);
 bool xlb_addr_eq(const struct xlb_ip *a, const struct xlb_ip *b);
+/*
+ * Why an address can be neither a VIP nor a real (unspecified, loopback,
+ * link-local, multicast, broadcast, reserved, IPv4-mapped), or NULL when it
+ * can.
+ */
+const char *xlb_addr_unusable(const struct xlb_ip *a);
 int xlb_mac_parse(const char *s, uint8_t ret_mac[6]);
 
 const char *xlb_proto_name(uint8_t proto);
@@ -268,6 +274,12 @@ int xlb_vip_key_from_json(const json_t *j, struct xlb_ip *ret_addr, uint16_t *re
 /* A whole desired state: {"vips": [...]} (ids ignored on input). */
 int xlb_state_from_json(const json_t *j, struct xlb_state *ret_state, struct xlb_err *err);
 json_t *xlb_state_to_json(const struct xlb_state *st, bool with_ids);
+/*
+ * An apply config must say what it wants: a "vips" list.  Missing, null
+ * (an empty, blank or comment-only file, {}, "vips:") is refused; an empty
+ * list (remove every VIP) only with allow_empty.
+ */
+int xlb_config_check_apply(const json_t *cfg, bool allow_empty, struct xlb_err *err);
 
 /*
  * Parse an `apply` file's text, YAML or JSON (JSON is YAML's subset, so
