@@ -180,9 +180,11 @@ static const struct xlb_cli_opt settings[] = {
 	{ "socket-group", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(sock_group), "GROUP",
 	  "group allowed to use the socket" },
 	{ "metrics-address", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(metrics_addr), "ADDR",
-	  "listen address of the Prometheus endpoint", .def = "127.0.0.1" },
+	  "listen address of the Prometheus endpoint (IPv4 or IPv6)", .def = "127.0.0.1" },
 	{ "metrics-port", 'm', XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(metrics_port), "PORT",
 	  "Prometheus metrics port (0: off)", .def = "9100", .max = 65535 },
+	{ "metrics-optional", 0, XLB_CLI_FLAG, XLB_CLI_F_CONFIG, C(metrics_optional), NULL,
+	  "start even when the metrics address cannot be bound (else that is fatal)" },
 	{ "verify", 0, XLB_CLI_ENUM, XLB_CLI_F_CONFIG, C(verify), NULL,
 	  "pre-validation with xlb's verifier: enforce refuses what it rejects, warn logs and "
 	  "attaches, off skips it",

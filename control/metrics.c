@@ -197,12 +197,18 @@ static mhd_result handle(void *cls, struct MHD_Connection *conn, const char *url
 int xlbd_metrics_start(struct daemon *d)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(d->metrics_port) };
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6, .sin6_port = htons(d->metrics_port) };
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD;
+	const struct sockaddr *sa = (const struct sockaddr *)&sin;
 
-	if (inet_pton(AF_INET, d->metrics_addr, &sin.sin_addr) != 1)
+	if (inet_pton(AF_INET6, d->metrics_addr, &sin6.sin6_addr) == 1) {
+		flags |= MHD_USE_IPv6;
+		sa = (const struct sockaddr *)&sin6;
+	} else if (inet_pton(AF_INET, d->metrics_addr, &sin.sin_addr) != 1) {
 		return -EINVAL;
-	d->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, d->metrics_port, NULL, NULL,
-				  handle, d, MHD_OPTION_SOCK_ADDR, &sin,
-				  MHD_OPTION_CONNECTION_LIMIT, 16U, MHD_OPTION_CONNECTION_TIMEOUT,
+	}
+	d->mhd = MHD_start_daemon(flags, d->metrics_port, NULL, NULL, handle, d, MHD_OPTION_SOCK_ADDR,
+				  sa, MHD_OPTION_CONNECTION_LIMIT, 16U, MHD_OPTION_CONNECTION_TIMEOUT,
 				  5U, MHD_OPTION_END);
 	return d->mhd ? 0 : -EADDRINUSE;
 }

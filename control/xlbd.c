@@ -219,10 +219,16 @@ int main(int argc, char **argv)
 		xlbd_log(LOG_WARNING, "health checker did not start, ignoring");
 	d->metrics_port = c->metrics_port;
 	snprintf(d->metrics_addr, sizeof(d->metrics_addr), "%s", c->metrics_addr);
-	if (d->metrics_port && xlbd_metrics_start(d)) {
-		xlbd_log(LOG_WARNING, "metrics server on %s:%u did not start, ignoring", d->metrics_addr,
-			 d->metrics_port);
+	if (d->metrics_port && (r = xlbd_metrics_start(d))) {
+		/* A bind that fails is a wrong setting, unless metrics are optional. */
+		xlbd_log(c->metrics_optional ? LOG_WARNING : LOG_ERR,
+			 "metrics server on %s port %u did not start: %s%s", d->metrics_addr,
+			 d->metrics_port, r == -EINVAL ? "not an IPv4 or IPv6 address" :
+							 "address in use or not available",
+			 c->metrics_optional ? " (metrics-optional: going on without)" : "");
 		d->metrics_port = 0;
+		if (!c->metrics_optional)
+			goto out;
 	}
 	if (!xlbd_serve(d))
 		ret = 0;

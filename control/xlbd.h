@@ -91,6 +91,7 @@ struct xlbd_config {
 	const char *backend;
 	const char *metrics_addr;
 	uint16_t metrics_port;
+	bool metrics_optional;
 	int verify;   /* enum xlb_verify_policy */
 	int xdp_mode; /* enum xlb_xdp_mode */
 	bool skb_mode;
