@@ -95,14 +95,6 @@ void lbctl_show_real_list(json_t *res)
 	print_reals(json_object_get(res, "reals"), "");
 }
 
-void lbctl_show_vip_added(json_t *v)
-{
-	char name[96];
-
-	vip_name(v, name, sizeof(name));
-	printf("vip %s added (id %lld)\n", name, jint(v, "id"));
-}
-
 void lbctl_show_status(json_t *s)
 {
 	json_t *dp = json_object_get(s, "dataplane"), *set = json_object_get(s, "settings"), *i,

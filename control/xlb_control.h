@@ -305,14 +305,14 @@ json_t *xlb_response_ok(json_t *result);
 
 /* ---- client ------------------------------------------------------------ */
 
-/* Connect to xlbd's socket; returns an fd or -errno. */
-int xlb_client_connect(const char *path);
+/* Connect to xlbd's socket within timeout_ms (<= 0: none); an fd or -errno. */
+int xlb_client_connect(const char *path, int timeout_ms);
 /*
- * Send one request (steals req) and read one response.  Requests and
- * responses are one JSON document per line.  Returns 0 with *ret_resp set,
- * or -errno.
+ * Send one request (steals req) and read one response, both within
+ * timeout_ms (<= 0: none; -ETIMEDOUT past it).  Requests and responses are
+ * one JSON document per line.  Returns 0 with *ret_resp set, or -errno.
  */
-int xlb_client_call(int fd, json_t *req, json_t **ret_resp);
+int xlb_client_call(int fd, json_t *req, json_t **ret_resp, int timeout_ms);
 
 #ifdef __cplusplus
 }
