@@ -100,6 +100,8 @@ int xlb_client_call(int fd, json_t *req, json_t **ret_resp, int timeout_ms)
 			off += (size_t)w;
 		else if (errno == EAGAIN)
 			ret = wait_fd(fd, POLLOUT, deadline);
+		else if (errno == EPIPE || errno == ECONNRESET)
+			break; /* refused mid-request (E2BIG): its answer may be there to read */
 		else if (errno != EINTR)
 			ret = -errno;
 	}

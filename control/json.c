@@ -592,8 +592,8 @@ int xlb_request_parse(const char *buf, size_t len, struct xlb_request *ret_req,
 	const char *s;
 
 	memset(ret_req, 0, sizeof(*ret_req));
-	if (len > XLB_API_MAX_REQUEST)
-		return xlb_err_set(err, -E2BIG, "request larger than %d bytes", XLB_API_MAX_REQUEST);
+	if (len > XLB_API_MAX_REQUEST_HARD)
+		return xlb_err_set(err, -E2BIG, "request larger than %d bytes", XLB_API_MAX_REQUEST_HARD);
 	if (memchr(buf, '\0', len))
 		return xlb_err_set(err, -EINVAL, "request contains a NUL byte");
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);

@@ -254,8 +254,9 @@ void xlb_store__rollback(struct xlb_store *store);
 
 /* ---- JSON codec (jansson) ---------------------------------------------- */
 
-/* Requests larger than this are refused without being parsed. */
+/* xlbd's default request limit (api-max-request); the parser's own bound is the HARD one. */
 #define XLB_API_MAX_REQUEST (256 * 1024)
+#define XLB_API_MAX_REQUEST_HARD (64 * 1024 * 1024)
 #define XLB_API_VERSION 1
 #define XLB_SOCK_PATH_DEFAULT "/run/xlb/xlbd.sock"
 

@@ -174,6 +174,11 @@ int main(int argc, char **argv)
 		.backend = "kernel",
 		.metrics_addr = "127.0.0.1",
 		.metrics_port = 9100,
+		.api_max_request = XLB_API_MAX_REQUEST,
+		.api_max_clients = 4096,
+		.api_max_clients_per_uid = 64,
+		.api_idle_timeout_ms = 30000,
+		.api_write_timeout_ms = 5000,
 	};
 	xlb_settings_default(&c->set);
 	r = xlbd_config_load(c, argc, argv);

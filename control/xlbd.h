@@ -92,6 +92,9 @@ struct xlbd_config {
 	const char *metrics_addr;
 	uint16_t metrics_port;
 	bool metrics_optional;
+	uint32_t api_max_request; /* bytes */
+	uint32_t api_max_clients, api_max_clients_per_uid;
+	uint32_t api_idle_timeout_ms, api_write_timeout_ms;
 	int verify;   /* enum xlb_verify_policy */
 	int xdp_mode; /* enum xlb_xdp_mode */
 	bool skb_mode;

@@ -55,9 +55,9 @@ static void test_requests(void)
 
 		CHECK(xlb_request_parse(nul, sizeof(nul) - 1, &req, &err) == -EINVAL, "NUL byte");
 	}
-	big = malloc(XLB_API_MAX_REQUEST + 2);
-	memset(big, ' ', XLB_API_MAX_REQUEST + 1);
-	big[XLB_API_MAX_REQUEST + 1] = 0;
+	big = malloc(XLB_API_MAX_REQUEST_HARD + 2);
+	memset(big, ' ', XLB_API_MAX_REQUEST_HARD + 1);
+	big[XLB_API_MAX_REQUEST_HARD + 1] = 0;
 	CHECK(parse(big) == -E2BIG, "oversized");
 	free(big);
 	/* Deep nesting is refused by jansson's depth limit, not a stack overflow. */
