@@ -59,6 +59,9 @@ bool xlb_is_prime(uint32_t n);
  * from two hashes of its identity) and, in each round, claims slots in
  * proportion to its weight.  size must be prime and >= the number of reals
  * with weight > 0.  With no weighted real every slot is XLB_RING_EMPTY.
+ * The ring depends on the reals' identities and weights only, never on
+ * their order in reals[] (they take turns in identity order), so identical
+ * desired state gives a byte-identical ring on every host.
  * Returns 0, -EINVAL (bad size) or -ENOMEM.
  */
 int xlb_maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *ring, uint32_t size);

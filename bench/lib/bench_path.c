@@ -331,25 +331,3 @@ void bench_path__interleave(struct bench_path *bp, const struct bench_case *case
 				errs[i] = bench_path__time(bp, &cases[i], repeat, &ns[i * rounds + r], whys[i],
 							   BENCH_WHY_MAX);
 }
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-void bench_stats_of(const double *v, int n, struct bench_stats *s)
-{
-	double sorted[n > 0 ? n : 1];
-
-	memset(s, 0, sizeof(*s));
-	if (n <= 0)
-		return;
-	memcpy(sorted, v, sizeof(double) * (size_t)n);
-	qsort(sorted, (size_t)n, sizeof(double), cmp_double);
-	s->n = n;
-	s->min = sorted[0];
-	s->max = sorted[n - 1];
-	s->median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-}

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bench_report.h"
 #include "testbed.h"
 
 /*
@@ -82,13 +83,5 @@ void bench_path__interleave(struct bench_path *bp, const struct bench_case *case
 
 /* Keep the calling thread on one CPU (see above); returns the CPU or -errno. */
 int bench_path_pin_cpu(void);
-
-/* min / median / max of a series. */
-struct bench_stats {
-	double min, median, max;
-	int n;
-};
-
-void bench_stats_of(const double *v, int n, struct bench_stats *ret_stats);
 
 #endif /* XLB_BENCH_PATH_H */

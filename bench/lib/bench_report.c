@@ -3,6 +3,7 @@
  * bench_report.c - see bench_report.h.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench_report.h"
@@ -21,6 +22,9 @@ static void cell(char *buf, size_t len, const struct bench_stats *s, const char 
 		snprintf(buf, len, "-");
 		return;
 	}
+	/* small figures (ms, Mpps) keep three decimals */
+	if (!strcmp(fmt, "%.1f") && s->max < 10)
+		fmt = "%.3f";
 	snprintf(a, sizeof(a), fmt, s->min);
 	snprintf(b, sizeof(b), fmt, s->median);
 	snprintf(c, sizeof(c), fmt, s->max);
@@ -100,4 +104,26 @@ void bench_row_fill(struct bench_row *r, const double *v, const double *ref, int
 		ratio[i] = ref[i] > 0 ? v[i] / ref[i] : 0;
 	bench_stats_of(ref, rounds, &r->ref_value);
 	bench_stats_of(ratio, rounds, &r->ratio);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void bench_stats_of(const double *v, int n, struct bench_stats *s)
+{
+	double sorted[n > 0 ? n : 1];
+
+	memset(s, 0, sizeof(*s));
+	if (n <= 0)
+		return;
+	memcpy(sorted, v, sizeof(double) * (size_t)n);
+	qsort(sorted, (size_t)n, sizeof(double), cmp_double);
+	s->n = n;
+	s->min = sorted[0];
+	s->max = sorted[n - 1];
+	s->median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 }

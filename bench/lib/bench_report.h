@@ -10,7 +10,13 @@
 
 #include <stdio.h>
 
-#include "bench_path.h"
+/* min / median / max of a series. */
+struct bench_stats {
+	double min, median, max;
+	int n;
+};
+
+void bench_stats_of(const double *v, int n, struct bench_stats *ret_stats);
 
 struct bench_row {
 	const char *bench;  /* benchmark name, e.g. "balancer" */
