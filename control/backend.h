@@ -138,5 +138,11 @@ const struct xlb_backend_ops *xlb_backend_find(const char *name);
  * results (name, accepted, stack depths).
  */
 int xlb_verify_object(const char *path, json_t **ret_json, struct xlb_err *err);
+/* The same on an object already in memory (path names it in messages). */
+int xlb_verify_object_mem(const void *buf, size_t len, const char *path, json_t **ret_json,
+			  struct xlb_err *err);
+/* Read a whole object file (at most XLB_OBJECT_MAX bytes) into *ret_buf (free() it). */
+#define XLB_OBJECT_MAX (64 << 20)
+int xlb_object_read(const char *path, void **ret_buf, size_t *ret_len, struct xlb_err *err);
 
 #endif /* XLB_BACKEND_H */
