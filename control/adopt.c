@@ -111,7 +111,9 @@ static int import_dataplane(struct daemon *d, const struct xlb_dp_vip *found, in
 	}
 	snprintf(what, sizeof(what), "adopted from the dataplane: %zu VIP(s), %zu real(s)",
 		 next.vip_cnt, reals);
+	d->no_gate = true; /* these reals are serving already */
 	r = xlbd_commit(d, &next, &self, what, &err);
+	d->no_gate = false;
 	if (r)
 		xlbd_log(LOG_ERR, "cannot adopt the dataplane: %s", err.msg);
 	free(ring);

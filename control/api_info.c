@@ -51,8 +51,7 @@ static int op_stats(struct xlbd_req *c)
 				json_pack("{s:s, s:I, s:s, s:s, s:I, s:o}", "address",
 					  xlb_addr_str(&r->addr, rs, sizeof(rs)), "id", (json_int_t)r->id,
 					  "state", xlb_real_state_name(r->state), "health",
-					  v->hc.type == XLB_HC_NONE ? "unchecked" :
-								      xlbd_health_name(d->health[r->id].state),
+					  xlbd_health_str(d, v, r),
 					  "slots", (json_int_t)slots[j], "counters", counters_json(&k)));
 		}
 		json_object_set_new(vj, "reals", reals);
@@ -131,8 +130,7 @@ static int op_health(struct xlbd_req *c)
 					       xlbd_vip_str(v, vs, sizeof(vs)), "real",
 					       xlb_addr_str(&r->addr, rs, sizeof(rs)), "check",
 					       xlb_hc_type_name(v->hc.type), "health",
-					       v->hc.type == XLB_HC_NONE ? "unchecked" :
-									   xlbd_health_name(h->state),
+					       xlbd_health_str(d, v, r),
 					       "in_ring", slots[j] > 0, "slots", (json_int_t)slots[j], "probes",
 					       (json_int_t)h->probes, "failures",
 					       (json_int_t)h->failures, "last_error", h->last_error));

@@ -128,6 +128,7 @@ _Static_assert(offsetof(struct xlb_settings, src4_plen) ==
 static const char *const verify_names[] = { "enforce", "warn", "off", NULL };
 static const char *const xdp_mode_names[] = { "auto", "dispatcher", "single", NULL };
 static const char *const backend_names[] = { "kernel", "userspace", NULL };
+static const char *const wait_names[] = { "probe", "none", NULL };
 
 #define C(FIELD) XLB_CLI_FIELD(struct xlbd_config, FIELD)
 /* An address with its prefix length: both bytes ranges are the setting. */
@@ -199,6 +200,10 @@ static const struct xlb_cli_opt settings[] = {
 	{ "api-write-timeout", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(api_write_timeout_ms), "MS",
 	  "close an API connection that does not take its answer for this long", .def = "5000",
 	  .min = 100, .max = 86400000 },
+	{ "new-real-wait", 0, XLB_CLI_ENUM, XLB_CLI_F_CONFIG, C(new_real_wait), NULL,
+	  "a real added to a VIP with a health check enters the ring after its first successful "
+	  "probe (probe), or at once (none)",
+	  .def = "probe", .choices = wait_names },
 	{ "verify", 0, XLB_CLI_ENUM, XLB_CLI_F_CONFIG, C(verify), NULL,
 	  "pre-validation with xlb's verifier: enforce refuses what it rejects, warn logs and "
 	  "attaches, off skips it",

@@ -130,7 +130,10 @@ static void render(struct daemon *d, struct buf *b)
 			bprintf(b, "xlb_real_bytes_total{%s} %llu\n", lbl, (unsigned long long)k.bytes);
 			bprintf(b, "xlb_real_new_flows_total{%s} %llu\n", lbl,
 				(unsigned long long)k.new_flows);
-			bprintf(b, "xlb_real_up{%s} %d\n", lbl, d->health[r->id].state != HEALTH_DOWN);
+			bprintf(b, "xlb_real_up{%s} %d\n", lbl,
+				!strcmp(xlbd_health_str(d, v, r), "up") ||
+					!strcmp(xlbd_health_str(d, v, r), "unchecked") ||
+					!strcmp(xlbd_health_str(d, v, r), "unknown"));
 			bprintf(b, "xlb_real_in_ring{%s} %d\n", lbl, slots[j] > 0);
 			bprintf(b, "xlb_real_ring_slots{%s} %u\n", lbl, slots[j]);
 			bprintf(b, "xlb_real_weight{%s} %u\n", lbl, r->weight);

@@ -40,6 +40,18 @@ int xlbd_find_vip(const json_t *key, const struct xlb_state *st, struct xlb_vip_
 	return 0;
 }
 
+const char *xlbd_health_str(const struct daemon *d, const struct xlb_vip_cfg *v,
+			    const struct xlb_real_cfg *r)
+{
+	const struct real_health *h = &d->health[r->id];
+
+	if (v->hc.type == XLB_HC_NONE)
+		return "unchecked";
+	if (h->gated && h->state == HEALTH_UNKNOWN)
+		return "waiting";
+	return xlbd_health_name(h->state);
+}
+
 int xlbd_ring_slots(struct daemon *d, const struct xlb_vip_cfg *v, uint32_t *ret_slots)
 {
 	const struct shadow_vip *s = &d->svips[v->id];
@@ -61,11 +73,7 @@ json_t *xlbd_real_json(const struct daemon *d, const struct xlb_vip_cfg *v,
 		       const struct xlb_real_cfg *r, uint32_t slots)
 {
 	json_t *j = xlb_real_to_json(r);
-	const struct real_health *h = &d->health[r->id];
-
-	json_object_set_new(j, "health",
-			    json_string(v->hc.type == XLB_HC_NONE ? "unchecked" :
-								    xlbd_health_name(h->state)));
+	json_object_set_new(j, "health", json_string(xlbd_health_str(d, v, r)));
 	/* What the dataplane's ring holds now, not what the weights would give. */
 	json_object_set_new(j, "slots", json_integer(slots));
 	json_object_set_new(j, "share", json_real((double)slots / d->settings.ring_size));

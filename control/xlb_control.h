@@ -255,6 +255,17 @@ int xlb_store__save(struct xlb_store *store, const struct xlb_state *st, struct 
 int xlb_store__commit(struct xlb_store *store, struct xlb_err *err);
 void xlb_store__rollback(struct xlb_store *store);
 
+/*
+ * Health verdicts, kept apart from the desired state (probes change them, not
+ * operators): up 1/0 for a real id with its address, up -1 forgets it.
+ * Loading calls fn for each one stored.
+ */
+int xlb_store__save_health(struct xlb_store *store, uint32_t real_id, const struct xlb_ip *addr,
+			   int up, struct xlb_err *err);
+int xlb_store__load_health(struct xlb_store *store,
+			   void (*fn)(void *ctx, uint32_t real_id, const struct xlb_ip *addr, int up),
+			   void *ctx, struct xlb_err *err);
+
 /* ---- JSON codec (jansson) ---------------------------------------------- */
 
 /* xlbd's default request limit (api-max-request); the parser's own bound is the HARD one. */

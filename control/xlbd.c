@@ -121,6 +121,7 @@ static int load_state(struct daemon *d)
 		xlbd_log(LOG_ERR, "stored state does not fit this dataplane: %s", err.msg);
 		return err.code;
 	}
+	xlbd_health_restore(d);
 	if (xlbd_adopt(d))
 		return -EINVAL;
 	if (xlbd_reconcile(d, &d->state, &err)) {

@@ -64,6 +64,7 @@ enum health_state {
 
 struct real_health {
 	enum health_state state;
+	bool gated; /* new real of a checked VIP: out of the ring until a first probe passes */
 	uint32_t ok_streak;
 	uint32_t fail_streak;
 	uint64_t next_probe_ns;
@@ -95,6 +96,7 @@ struct xlbd_config {
 	uint32_t api_max_request; /* bytes */
 	uint32_t api_max_clients, api_max_clients_per_uid;
 	uint32_t api_idle_timeout_ms, api_write_timeout_ms;
+	int new_real_wait; /* 0: a first successful probe (VIPs with a check), 1: none */
 	int verify;   /* enum xlb_verify_policy */
 	int xdp_mode; /* enum xlb_xdp_mode */
 	bool skb_mode;
@@ -139,6 +141,7 @@ struct daemon {
 	uint32_t *slot_count; /* by real id, for xlbd_ring_slots() */
 	uint64_t started_ns;
 	uint64_t changes;
+	bool no_gate; /* the changes being committed are not new (adoption) */
 	volatile bool stopping;
 	pthread_t health_thread;
 	bool health_running;
@@ -170,6 +173,10 @@ bool xlbd_real_in_ring(const struct daemon *d, const struct xlb_vip_cfg *vip,
  * (NULL), the next reconcile republishes v's ring.
  */
 void xlbd_shadow_seed(struct daemon *d, const struct xlb_vip_cfg *v, const uint32_t *ring);
+/* Restore the health verdicts the store kept for the reals of the state. */
+void xlbd_health_restore(struct daemon *d);
+/* Keep a real's verdict in the store (lock held). */
+void xlbd_health_save(struct daemon *d, const struct xlb_real_cfg *r);
 /* Apply `next` as one transaction (takes ownership of next); `what` goes to the audit log. */
 int xlbd_commit(struct daemon *d, struct xlb_state *next, const struct xlbd_peer *p,
 		const char *what, struct xlb_err *err);
@@ -190,6 +197,9 @@ const char *xlbd_vip_str(const struct xlb_vip_cfg *v, char *buf, size_t len);
 /* The VIP a key object names in st; -ENOENT with a message if none. */
 int xlbd_find_vip(const json_t *key, const struct xlb_state *st, struct xlb_vip_cfg **ret,
 		  struct xlb_err *err);
+/* "unchecked", "waiting" (for a first probe), "unknown", "up" or "down". */
+const char *xlbd_health_str(const struct daemon *d, const struct xlb_vip_cfg *v,
+			    const struct xlb_real_cfg *r);
 /* The ring slots each real of v holds in the dataplane now (ret_slots[real_cnt]). */
 int xlbd_ring_slots(struct daemon *d, const struct xlb_vip_cfg *v, uint32_t *ret_slots);
 /* A real with its health, slots and share of the ring; a VIP with all its reals so. */
