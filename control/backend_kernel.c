@@ -60,11 +60,8 @@ static int kernel_open(struct xlb_backend *be, const struct xlb_backend_opts *op
 	libxdp_set_print(libxdp_print_cb);
 	for (int m = 0; m < KM_CNT; m++)
 		k->fd[m] = -1;
-<<<<<<< HEAD
 	k->lock_fd = -1;
-=======
 	k->tx_fd = -1;
->>>>>>> main
 	k->verify_result = 1;
 	k->img.verify_result = 1;
 	k->hc_img.verify_result = 1;

@@ -240,11 +240,8 @@ _Static_assert(offsetof(struct xlb_settings, src4_plen) ==
 static const char *const verify_names[] = { "enforce", "warn", "off", NULL };
 static const char *const xdp_mode_names[] = { "auto", "dispatcher", "single", NULL };
 static const char *const backend_names[] = { "kernel", "userspace", NULL };
-<<<<<<< HEAD
 static const char *const wait_names[] = { "probe", "none", NULL };
-=======
 static const char *const frag_names[] = { "balance", "drop", NULL };
->>>>>>> main
 
 #define C(FIELD) XLB_CLI_FIELD(struct xlbd_config, FIELD)
 /* An address with its prefix length: both bytes ranges are the setting. */
