@@ -91,4 +91,8 @@ for o in balancer healthcheck; do
 	[ "$n" = 1 ] || fail "$o.bpf.o opened $n times (verified bytes must be the loaded ones)"
 done
 echo "balancer.bpf.o and healthcheck.bpf.o: each opened once, verified and loaded from memory"
+# Stop the traced xlbd itself (its pid starts strace's lines), then strace.
+kill "$(awk 'NR == 1 {print $1}' "$TOPO_TMP/strace")"
+wait $XLBD_PID
+XLBD_PID=
 echo PASS
