@@ -103,7 +103,7 @@ struct xlb_backend_ops {
 	 * mark.  -EOPNOTSUPP when the healthcheck program is not attached.
 	 */
 	int (*hc_real_put)(struct xlb_backend *be, uint32_t mark, const struct xlb_ip *addr,
-			   enum xlb_encap_kind encap, struct xlb_err *err);
+			   enum xlb_encap encap, struct xlb_err *err);
 };
 
 /* skb mark of the encapsulated health probes of a real. */

@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <stddef.h>
-#include <string.h>
 
 #include "backend.h"
 
@@ -28,16 +27,3 @@ const struct xlb_backend_ops xlb_backend_userspace_ops = {
 	.open = userspace_open,
 	.close = userspace_close,
 };
-
-const struct xlb_backend_ops *xlb_backend_find(const char *name)
-{
-	if (!name)
-		return NULL;
-#ifdef XLB_HAVE_KERNEL_BACKEND
-	if (!strcmp(name, "kernel"))
-		return &xlb_backend_kernel_ops;
-#endif
-	if (!strcmp(name, "userspace"))
-		return &xlb_backend_userspace_ops;
-	return NULL;
-}

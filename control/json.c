@@ -17,6 +17,18 @@
 #include "xlb_control.h"
 
 #define CONFIG_MAX_BYTES (1024 * 1024)
+
+/* "no-sport dport-only ..." for messages, from the dataplane's lists. */
+static const char flag_list[] = ""
+#define FLAG_ITEM(sym, bit, name, doc) " " name
+	XLB_VIP_FLAGS(FLAG_ITEM)
+#undef FLAG_ITEM
+	;
+static const char encap_list[] = ""
+#define ENCAP_ITEM(sym, val, name, doc) " " name
+	XLB_ENCAPS(ENCAP_ITEM)
+#undef ENCAP_ITEM
+	;
 #define CONFIG_MAX_DEPTH 16
 
 /* Refuse keys of obj that are not in the NULL-terminated list. */
@@ -206,7 +218,7 @@ int xlb_vip_from_json(const json_t *j, struct xlb_vip_cfg *ret_vip, bool with_re
 {
 	static const char *const keys[] = { "address", "port", "proto", "encap", "flags",
 					    "healthcheck", "reals", "id", NULL };
-	struct xlb_vip_cfg v = { .encap = XLB_ENC_IPIP };
+	struct xlb_vip_cfg v = { .encap = XLB_ENCAP_IP };
 	const json_t *flags, *reals, *hc;
 	const char *s;
 	uint64_t n;
@@ -222,7 +234,7 @@ int xlb_vip_from_json(const json_t *j, struct xlb_vip_cfg *ret_vip, bool with_re
 	if ((ret = get_str(j, "encap", false, &s, err)) < 0)
 		return ret;
 	if (!ret && xlb_encap_parse(s, &v.encap))
-		return xlb_err_set(err, -EINVAL, "bad encap \"%.16s\" (ipip, gue)", s);
+		return xlb_err_set(err, -EINVAL, "bad encap \"%.16s\" (one of%s)", s, encap_list);
 	flags = json_object_get(j, "flags");
 	if (flags) {
 		size_t i;
@@ -234,8 +246,7 @@ int xlb_vip_from_json(const json_t *j, struct xlb_vip_cfg *ret_vip, bool with_re
 			uint32_t bit;
 
 			if (!json_is_string(f) || xlb_vip_flag_parse(json_string_value(f), &bit))
-				return xlb_err_set(err, -EINVAL,
-						   "bad flag (no-sport, dport-only, no-lru, local, quic)");
+				return xlb_err_set(err, -EINVAL, "bad flag (one of%s)", flag_list);
 			v.flags |= bit;
 		}
 	}
@@ -285,7 +296,7 @@ json_t *xlb_vip_to_json(const struct xlb_vip_cfg *v, bool with_reals)
 	char buf[64];
 
 	flags = json_array();
-	for (uint32_t bit = 1; bit & XLB_VIPF_ALL; bit <<= 1)
+	for (uint32_t bit = 1; bit & XLB_VIP_F_ALL; bit <<= 1)
 		if (v->flags & bit)
 			json_array_append_new(flags, json_string(xlb_vip_flag_name(bit)));
 	j = json_pack("{s:I, s:s, s:I, s:s, s:s, s:o}", "id", (json_int_t)v->id, "address",

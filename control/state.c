@@ -139,26 +139,43 @@ int xlb_proto_parse(const char *s, uint8_t *ret_proto)
 {
 	if (!s)
 		return -EINVAL;
-	if (!strcmp(s, "tcp"))
+	if (!strcasecmp(s, "tcp"))
 		*ret_proto = IPPROTO_TCP;
-	else if (!strcmp(s, "udp"))
+	else if (!strcasecmp(s, "udp"))
 		*ret_proto = IPPROTO_UDP;
 	else
 		return -EINVAL;
 	return 0;
 }
 
-static const char *const encap_names[] = { [XLB_ENC_IPIP] = "ipip", [XLB_ENC_GUE] = "gue" };
-static const char *const state_names[] = {
+const char *const xlb_encap_names[] = {
+#define ENCAP_NAME(sym, val, name, doc) [val] = name,
+	XLB_ENCAPS(ENCAP_NAME)
+#undef ENCAP_NAME
+	[XLB_ENCAP_MAX] = NULL,
+};
+const char *const xlb_real_state_names[] = {
 	[XLB_REAL_ACTIVE] = "active",
 	[XLB_REAL_DRAINING] = "draining",
 	[XLB_REAL_DOWN] = "down",
+	NULL,
 };
-static const char *const hc_names[] = { [XLB_HC_NONE] = "none", [XLB_HC_TCP] = "tcp",
-					[XLB_HC_HTTP] = "http" };
-static const char *const flag_names[] = { "no-sport", "dport-only", "no-lru", "local", "quic" };
+const char *const xlb_hc_type_names[] = {
+	[XLB_HC_NONE] = "none",
+	[XLB_HC_TCP] = "tcp",
+	[XLB_HC_HTTP] = "http",
+	NULL,
+};
+const char *const xlb_hc_via_names[] = { "direct", "encap", NULL };
+const char *const xlb_vip_flag_names[] = {
+#define FLAG_NAME(sym, bit, name, doc) [bit] = name,
+	XLB_VIP_FLAGS(FLAG_NAME)
+#undef FLAG_NAME
+	NULL,
+};
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+/* Names without their NULL end. */
+#define NAMES(a) (sizeof(a) / sizeof((a)[0]) - 1)
 
 static int name_lookup(const char *const *names, size_t n, const char *s)
 {
@@ -170,29 +187,29 @@ static int name_lookup(const char *const *names, size_t n, const char *s)
 	return -EINVAL;
 }
 
-const char *xlb_encap_name(enum xlb_encap_kind e)
+const char *xlb_encap_name(enum xlb_encap e)
 {
-	return (size_t)e < ARRAY_SIZE(encap_names) ? encap_names[e] : "?";
+	return (size_t)e < NAMES(xlb_encap_names) ? xlb_encap_names[e] : "?";
 }
 
-int xlb_encap_parse(const char *s, enum xlb_encap_kind *ret)
+int xlb_encap_parse(const char *s, enum xlb_encap *ret)
 {
-	int i = name_lookup(encap_names, ARRAY_SIZE(encap_names), s);
+	int i = name_lookup(xlb_encap_names, NAMES(xlb_encap_names), s);
 
 	if (i < 0)
 		return i;
-	*ret = (enum xlb_encap_kind)i;
+	*ret = (enum xlb_encap)i;
 	return 0;
 }
 
 const char *xlb_real_state_name(enum xlb_real_state s)
 {
-	return (size_t)s < ARRAY_SIZE(state_names) ? state_names[s] : "?";
+	return (size_t)s < NAMES(xlb_real_state_names) ? xlb_real_state_names[s] : "?";
 }
 
 int xlb_real_state_parse(const char *s, enum xlb_real_state *ret)
 {
-	int i = name_lookup(state_names, ARRAY_SIZE(state_names), s);
+	int i = name_lookup(xlb_real_state_names, NAMES(xlb_real_state_names), s);
 
 	if (i < 0)
 		return i;
@@ -202,12 +219,12 @@ int xlb_real_state_parse(const char *s, enum xlb_real_state *ret)
 
 const char *xlb_hc_type_name(enum xlb_hc_type t)
 {
-	return (size_t)t < ARRAY_SIZE(hc_names) ? hc_names[t] : "?";
+	return (size_t)t < NAMES(xlb_hc_type_names) ? xlb_hc_type_names[t] : "?";
 }
 
 int xlb_hc_type_parse(const char *s, enum xlb_hc_type *ret)
 {
-	int i = name_lookup(hc_names, ARRAY_SIZE(hc_names), s);
+	int i = name_lookup(xlb_hc_type_names, NAMES(xlb_hc_type_names), s);
 
 	if (i < 0)
 		return i;
@@ -217,15 +234,15 @@ int xlb_hc_type_parse(const char *s, enum xlb_hc_type *ret)
 
 const char *xlb_vip_flag_name(uint32_t bit)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(flag_names); i++)
+	for (size_t i = 0; i < NAMES(xlb_vip_flag_names); i++)
 		if (bit == (1u << i))
-			return flag_names[i];
+			return xlb_vip_flag_names[i];
 	return NULL;
 }
 
 int xlb_vip_flag_parse(const char *s, uint32_t *ret_bit)
 {
-	int i = name_lookup(flag_names, ARRAY_SIZE(flag_names), s);
+	int i = name_lookup(xlb_vip_flag_names, NAMES(xlb_vip_flag_names), s);
 
 	if (i < 0)
 		return i;
@@ -305,9 +322,9 @@ static int check_vip(const struct xlb_vip_cfg *v, struct xlb_err *err)
 		return xlb_err_set(err, -EINVAL, "VIP address family must be IPv4 or IPv6");
 	if (v->proto != IPPROTO_TCP && v->proto != IPPROTO_UDP)
 		return xlb_err_set(err, -EINVAL, "VIP protocol must be tcp or udp");
-	if (v->flags & ~(uint32_t)XLB_VIPF_ALL)
+	if (v->flags & ~(uint32_t)XLB_VIP_F_ALL)
 		return xlb_err_set(err, -EINVAL, "unknown VIP flag bits 0x%x", v->flags);
-	if (v->encap != XLB_ENC_IPIP && v->encap != XLB_ENC_GUE)
+	if (v->encap != XLB_ENCAP_IP && v->encap != XLB_ENCAP_GUE)
 		return xlb_err_set(err, -EINVAL, "unknown encapsulation");
 	if (v->hc.type > XLB_HC_HTTP)
 		return xlb_err_set(err, -EINVAL, "unknown health check type");

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "xlb_shared.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -57,6 +59,9 @@ bool xlb_is_prime(uint32_t n);
  * from two hashes of its identity) and, in each round, claims slots in
  * proportion to its weight.  size must be prime and >= the number of reals
  * with weight > 0.  With no weighted real every slot is XLB_RING_EMPTY.
+ * The ring depends on the reals' identities and weights only, never on
+ * their order in reals[] (they take turns in identity order), so identical
+ * desired state gives a byte-identical ring on every host.
  * Returns 0, -EINVAL (bad size) or -ENOMEM.
  */
 int xlb_maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *ring, uint32_t size);
@@ -68,20 +73,11 @@ struct xlb_ip {
 	uint8_t bytes[16]; /* network order; IPv4 uses the first 4 */
 };
 
-enum xlb_encap_kind {
-	XLB_ENC_IPIP = 0, /* IPIP, IP6IP6 or IPv4-in-IPv6, by the families */
-	XLB_ENC_GUE = 1,
-};
-
-/* VIP flags (names in the API: see xlb_vip_flag_name()). */
-enum {
-	XLB_VIPF_NO_SPORT = 1u << 0, /* hash without the source port */
-	XLB_VIPF_DPORT_ONLY = 1u << 1, /* hash on the destination port only */
-	XLB_VIPF_NO_LRU = 1u << 2, /* bypass the connection table */
-	XLB_VIPF_LOCAL = 1u << 3, /* deliver to this host (XDP_PASS) */
-	XLB_VIPF_QUIC = 1u << 4, /* QUIC connection-ID routing */
-	XLB_VIPF_ALL = (1u << 5) - 1,
-};
+/*
+ * VIP flags (enum xlb_vip_flags, XLB_VIP_F_*) and encapsulations (enum
+ * xlb_encap, XLB_ENCAP_*) are the dataplane's, from xlb_shared.h, with
+ * their API names; xlb_vip_flag_name() and xlb_encap_name() read them.
+ */
 
 enum xlb_real_state {
 	XLB_REAL_ACTIVE = 0,
@@ -121,7 +117,7 @@ struct xlb_vip_cfg {
 	uint16_t port; /* host order; 0 = any port */
 	uint8_t proto; /* IPPROTO_TCP or IPPROTO_UDP */
 	uint32_t flags;
-	enum xlb_encap_kind encap;
+	enum xlb_encap encap;
 	struct xlb_hc hc;
 	struct xlb_real_cfg *reals;
 	size_t real_cnt;
@@ -167,12 +163,18 @@ int xlb_mac_parse(const char *s, uint8_t ret_mac[6]);
 
 const char *xlb_proto_name(uint8_t proto);
 int xlb_proto_parse(const char *s, uint8_t *ret_proto);
-const char *xlb_encap_name(enum xlb_encap_kind e);
-int xlb_encap_parse(const char *s, enum xlb_encap_kind *ret);
+const char *xlb_encap_name(enum xlb_encap e);
+int xlb_encap_parse(const char *s, enum xlb_encap *ret);
 const char *xlb_real_state_name(enum xlb_real_state s);
 int xlb_real_state_parse(const char *s, enum xlb_real_state *ret);
 const char *xlb_hc_type_name(enum xlb_hc_type t);
 int xlb_hc_type_parse(const char *s, enum xlb_hc_type *ret);
+/* The names, NULL-terminated, indexed by value (flags: by bit number). */
+extern const char *const xlb_encap_names[];
+extern const char *const xlb_real_state_names[];
+extern const char *const xlb_hc_type_names[];
+extern const char *const xlb_hc_via_names[]; /* "direct", "encap" */
+extern const char *const xlb_vip_flag_names[];
 /* Name of one flag bit, NULL if unknown. */
 const char *xlb_vip_flag_name(uint32_t bit);
 int xlb_vip_flag_parse(const char *s, uint32_t *ret_bit);

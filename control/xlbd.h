@@ -1,20 +1,41 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xlbd.h - private to xlbd: the daemon object shared by the API loop
- * (xlbd.c), the health checker (health.c) and the metrics server
- * (metrics.c).  One mutex guards the state, the shadow, the store and the
- * backend; every path that reads or changes them holds it.
+ * xlbd.h - private to xlbd: the daemon object and the interface of each of
+ * its files.  The files call each other in one direction only, bottom up:
+ *
+ *   daemon.c     logging, clock, names               (calls nothing of xlbd)
+ *   config.c     the settings table, config file and command line
+ *   reconcile.c  shadow, Maglev rings, reconcile, transactions (commit)
+ *   view.c       how VIPs and reals are shown (JSON objects, lookups)
+ *   api_*.c      the API handlers, one file per group of ops
+ *   api.c        request parsing and dispatch to the ops tables
+ *   server.c     the UNIX socket server
+ *   health.c     health probes (a thread; reconciles on transitions)
+ *   metrics.c    Prometheus exposition (libmicrohttpd's thread)
+ *   xlbd.c       main: startup, adoption, shutdown
+ *
+ * One mutex guards the state, the shadow, the store and the backend; every
+ * path that reads or changes them holds it.
  */
 #ifndef XLBD_H
 #define XLBD_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <syslog.h>
+#include <sys/types.h>
 
 #include "backend.h"
 #include "xlb_control.h"
+
+#ifndef XLB_DATADIR
+#define XLB_DATADIR "/usr/share/xlb"
+#endif
+#ifndef XLB_VERSION
+#define XLB_VERSION "0.1.0"
+#endif
 
 /* What xlbd last pushed to the dataplane, per VIP id and per real id. */
 struct shadow_vip {
@@ -23,10 +44,10 @@ struct shadow_vip {
 	uint16_t port;
 	uint8_t proto;
 	uint32_t flags;
-	enum xlb_encap_kind encap;
+	enum xlb_encap encap;
 	bool ring_known;
 	uint64_t ring_sig; /* what the ring was built from (see ring_signature()) */
-	uint32_t *ring; /* ring_size real ids, 0 = empty */
+	uint32_t *ring;	   /* ring_size real ids, 0 = empty */
 };
 
 struct shadow_real {
@@ -50,8 +71,54 @@ struct real_health {
 	char last_error[96];
 };
 
+/* Who asked for a change (SO_PEERCRED), for the audit log. */
+struct xlbd_peer {
+	uid_t uid;
+	pid_t pid;
+};
+
+/* ---- config.c ------------------------------------------------------------ */
+
+/* Everything xlbd is told at start: the settings table's fields. */
+struct xlbd_config {
+	const char *config; /* the config file read, or NULL */
+	const char *state_dir;
+	const char *sock;
+	const char *sock_group;
+	const char *pin_root;
+	const char *object;
+	const char *backend;
+	const char *metrics_addr;
+	uint16_t metrics_port;
+	int verify;   /* enum xlb_verify_policy */
+	int xdp_mode; /* enum xlb_xdp_mode */
+	bool skb_mode;
+	bool no_verify;
+	bool cleanup;
+	bool verbose;
+	bool help, man, completion, version;
+	struct xlb_settings set;
+	/* Per row of the settings table: given by the config file or the command line. */
+	unsigned char given[64];
+	void *initial; /* json_t: the config file's "vips", applied when the store is empty */
+};
+
+/*
+ * Read the config file (-c FILE, else /etc/xlb/xlbd.yaml if present), then
+ * the command line, which overrides it.  Returns 0, 1 when the command line
+ * asked for help/man/completion/version (printed; exit 0), or -EINVAL with
+ * the reason logged (exit 2).
+ */
+int xlbd_config_load(struct xlbd_config *cfg, int argc, char **argv);
+/* Take the dataplane settings the config did not give from the stored ones. */
+void xlbd_config_merge_stored(struct xlbd_config *cfg, const struct xlb_settings *stored);
+void xlbd_config_free(struct xlbd_config *cfg);
+
+/* ---- the daemon ---------------------------------------------------------- */
+
 struct daemon {
 	pthread_mutex_t lock;
+	struct xlbd_config cfg;
 	struct xlb_settings settings;
 	struct xlb_state state;
 	struct xlb_store *store;
@@ -72,20 +139,73 @@ struct daemon {
 	char sock_path[108];
 };
 
+/* ---- daemon.c ------------------------------------------------------------ */
+
 void xlbd_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void xlbd_log_set_level(int max_level);
+uint64_t xlbd_now_ns(void);
+const char *xlbd_health_name(enum health_state s);
+/* Block SIGTERM, SIGINT and SIGHUP (read through a signalfd), ignore SIGPIPE. */
+void xlbd_signals_block(sigset_t *ret_mask);
+
+/* ---- reconcile.c --------------------------------------------------------- */
 
 /* Make the dataplane hold `target` (rings from weights, states and health). Lock held. */
 int xlbd_reconcile(struct daemon *d, const struct xlb_state *target, struct xlb_err *err);
 /* True when the real counts in its VIP's ring. Lock held. */
 bool xlbd_real_in_ring(const struct daemon *d, const struct xlb_vip_cfg *vip,
 		       const struct xlb_real_cfg *r);
-const char *xlbd_health_name(enum health_state s);
+/* Apply `next` as one transaction (takes ownership of next); `what` goes to the audit log. */
+int xlbd_commit(struct daemon *d, struct xlb_state *next, const struct xlbd_peer *p,
+		const char *what, struct xlb_err *err);
+
+/* ---- view.c -------------------------------------------------------------- */
+
+/* "10.0.0.1:80/tcp", "[2001:db8::1]:443/udp". */
+const char *xlbd_vip_str(const struct xlb_vip_cfg *v, char *buf, size_t len);
+/* The VIP a key object names in st; -ENOENT with a message if none. */
+int xlbd_find_vip(const json_t *key, const struct xlb_state *st, struct xlb_vip_cfg **ret,
+		  struct xlb_err *err);
+/* A real with its health and ring membership; a VIP with all its reals so. */
+json_t *xlbd_real_json(const struct daemon *d, const struct xlb_vip_cfg *v,
+		       const struct xlb_real_cfg *r);
+json_t *xlbd_vip_full_json(const struct daemon *d, const struct xlb_vip_cfg *v);
+
+/* ---- api_*.c ------------------------------------------------------------- */
+
+/* One request being handled; handlers run with d->lock held. */
+struct xlbd_req {
+	struct daemon *d;
+	const json_t *args;
+	const struct xlbd_peer *peer;
+	json_t *result; /* the handler's answer (NULL: none) */
+	struct xlb_err *err;
+};
+
+struct xlbd_op {
+	const char *name; /* "vip.add"; NULL ends a table */
+	int (*fn)(struct xlbd_req *r);
+};
+
+extern const struct xlbd_op xlbd_ops_vip[];   /* api_vip.c: vip.* and real.* */
+extern const struct xlbd_op xlbd_ops_info[];  /* api_info.c: ping, stats, status, health, export */
+extern const struct xlbd_op xlbd_ops_apply[]; /* api_apply.c: apply */
+
+/* ---- api.c --------------------------------------------------------------- */
+
+/* Handle one request line; returns the response (never NULL). Takes d->lock. */
+json_t *xlbd_api_handle(struct daemon *d, const char *buf, size_t len, const struct xlbd_peer *p);
+
+/* ---- server.c ------------------------------------------------------------ */
+
+/* Serve the API on the socket until SIGTERM/SIGINT; feeds the watchdog. */
+int xlbd_serve(struct daemon *d);
+
+/* ---- health.c, metrics.c ------------------------------------------------- */
 
 int xlbd_health_start(struct daemon *d);
 void xlbd_health_stop(struct daemon *d);
 int xlbd_metrics_start(struct daemon *d);
 void xlbd_metrics_stop(struct daemon *d);
-
-uint64_t xlbd_now_ns(void);
 
 #endif /* XLBD_H */

@@ -227,21 +227,6 @@ static int parse_relocs(struct xbpf_elf *elf)
 	return 0;
 }
 
-const struct xbpf_elf_rel *__xbpf_elf_find_rel(const struct xbpf_elf_sec *s, uint64_t off)
-{
-	size_t lo = 0, hi = s->nrels;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (s->rels[mid].off < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->nrels && s->rels[lo].off == off ? &s->rels[lo] : NULL;
-}
-
 static bool is_data_sec(const struct xbpf_elf_sec *s)
 {
 	const char *n = s->name;

@@ -23,6 +23,22 @@
 
 #include "elf_impl.h"
 
+/* The relocation at byte `off` of section s (its relocations are sorted). */
+const struct xbpf_elf_rel *__xbpf_elf_find_rel(const struct xbpf_elf_sec *s, uint64_t off)
+{
+	size_t lo = 0, hi = s->nrels;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->rels[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nrels && s->rels[lo].off == off ? &s->rels[lo] : NULL;
+}
+
 #define MAX_PROG_INSNS (1u << 20)
 
 static bool is_exec_sec(const struct xbpf_elf_sec *s)

@@ -58,18 +58,6 @@ const char *xbpf_map_type_name(enum xbpf_map_type type)
 	return NULL;
 }
 
-void __xbpf_spin_lock_slow(xbpf_spinlock_t *lock)
-{
-	unsigned int spins = 0;
-
-	while (atomic_flag_test_and_set_explicit(&lock->flag, memory_order_acquire)) {
-		if (++spins > 64) {
-			sched_yield();
-			spins = 0;
-		}
-	}
-}
-
 static bool is_map_of_maps(enum xbpf_map_type type)
 {
 	return type == XBPF_MAP_ARRAY_OF_MAPS || type == XBPF_MAP_HASH_OF_MAPS;

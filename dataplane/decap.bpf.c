@@ -8,7 +8,9 @@
  * moved and its ethertype fixed) and tc ingress (bpf_skb_adjust_room).
  *
  * Defined actions: not encapsulated / not to a host address / fragments:
- * pass untouched (XLB_PASS_NOT_ENCAP, XLB_PASS_FRAGMENT, XLB_PASS_NOT_IP);
+ * pass untouched (XLB_PASS_NOT_ENCAP, XLB_PASS_FRAGMENT, XLB_PASS_NOT_IP;
+ * the tc entry returns TC_ACT_UNSPEC for them, TC_ACT_OK for a stripped
+ * packet: xlb_shared.h, "tc return codes");
  * cut headers: drop (XLB_DROP_TRUNC_*); an inner packet whose IP version
  * does not match the outer protocol: drop (XLB_DROP_DECAP_BAD).  The tc
  * variant passes frames with an in-band 802.1Q tag untouched
@@ -22,8 +24,6 @@
 #define BPF_F_ADJ_ROOM_DECAP_L3_IPV4 (1ULL << 7)
 #define BPF_F_ADJ_ROOM_DECAP_L3_IPV6 (1ULL << 8)
 #endif
-#define TC_ACT_OK 0
-#define TC_ACT_SHOT 2
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -45,14 +45,14 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct xlb_counter);
-	__uint(max_entries, XLB_REASON_MAX);
+	__uint(max_entries, XLB_STAT_SLOTS);
 } xlb_decap_stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct xlb_counter);
-	__uint(max_entries, XLB_EVENT_MAX);
+	__uint(max_entries, XLB_STAT_SLOTS);
 } xlb_decap_events SEC(".maps");
 
 /* What to strip: filled by xlb_decap_classify(). */
@@ -107,6 +107,8 @@ static __noinline int xlb_decap_classify(void *data, void *data_end, struct xlb_
 		ret = xlb_parse_ipv6(data, data_end, pkt);
 	if (ret < 0)
 		return ret == -XLB_PASS_IPV6_EXT ? -XLB_PASS_NOT_ENCAP : ret;
+	if (pkt->frag)
+		return -XLB_PASS_FRAGMENT;
 	l4 = pkt->l4_off;
 	if (l4 > XLB_MAX_L4_OFF)
 		return -XLB_DROP_BAD_IP;
@@ -238,5 +240,5 @@ int xlb_decap_tc(struct __sk_buff *skb)
 	if (ret >= 0)
 		return ret;
 	xlb_decap_count(-ret, pkt.frame_len, 0);
-	return xlb_reason_verdict(-ret, TC_ACT_OK, TC_ACT_SHOT);
+	return xlb_reason_verdict(-ret, TC_ACT_UNSPEC, TC_ACT_SHOT);
 }

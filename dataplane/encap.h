@@ -55,11 +55,15 @@ static __always_inline __be32 xlb_outer_src6_low(__be32 prefix_low, __u8 plen, _
 	return bpf_htonl((bpf_ntohl(prefix_low) & ~mask) | (hash & mask));
 }
 
-/* Fill the remaining IPv4 fields and the header checksum. */
-static __noinline void xlb_ipv4_finish(struct xlb_iphdr *iph, __u32 tot_len)
+/*
+ * Fill the remaining IPv4 fields and the header checksum, summed as five
+ * 32-bit words (the ones' complement sum does not care how the words are
+ * grouped; the header is 4-byte aligned on the stack).
+ */
+static __always_inline void xlb_ipv4_finish(struct xlb_iphdr *iph, __u32 tot_len)
 {
-	__u16 *w = (__u16 *)iph;
-	__u32 sum = 0;
+	const __u32 *w = (const __u32 *)iph;
+	__u64 sum;
 
 	iph->ver_ihl = 0x45;
 	iph->tot_len = bpf_htons(tot_len);
@@ -67,11 +71,10 @@ static __noinline void xlb_ipv4_finish(struct xlb_iphdr *iph, __u32 tot_len)
 	iph->frag_off = 0;
 	iph->ttl = XLB_OUTER_TTL;
 	iph->check = 0;
-#pragma unroll
-	for (int i = 0; i < IPV4_HLEN / 2; i++)
-		sum += w[i];
-	iph->check = xlb_csum_fold(sum);
-	XLB_RETURN_VOID;
+	sum = (__u64)w[0] + w[1] + w[2] + w[3] + w[4];
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	iph->check = xlb_csum_fold((__u32)sum);
 }
 
 static __always_inline void xlb_ipv6_fill(struct xlb_ipv6hdr *ip6h, __u8 tos, __u32 hash,

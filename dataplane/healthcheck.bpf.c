@@ -9,9 +9,18 @@
  *   tc qdisc add dev X clsact
  *   tc filter add dev X egress bpf da obj healthcheck.bpf.o sec tc
  *
- * Unmarked or unknown marks: untouched (XLB_PASS_NO_HC_MARK, TC_ACT_OK).
- * Outer source: xlb_hc_config.src4/src6 (the host's address); GUE source
- * port and IPv6 flow label from the probe's flow hash (hash.h, flags 0).
+ * Probe marks are xlb_hc_config.mark_min..mark_max (both 0: any mark).  A
+ * packet without a mark or with a mark outside the range is not a probe:
+ * untouched, TC_ACT_UNSPEC (XLB_PASS_NO_HC_MARK), so later filters see it.
+ * A mark in the range that names no real is a probe for a real that is
+ * gone: dropped (XLB_DROP_HC_UNKNOWN_MARK), it must not reach the VIP by
+ * another path.  (Without a range an unknown mark passes, as unmarked.)
+ * Outer headers: source MAC xlb_hc_config.src_mac, destination
+ * xlb_hc_config.gw_mac (zero: the packet's own), source address src4/src6
+ * (the host's address); GUE source port and IPv6 flow label from the
+ * probe's flow hash (hash.h, flags 0).  An encapsulated probe leaves by
+ * its interface (TC_ACT_OK) or, with xlb_hc_config.ifindex set to another
+ * interface, is redirected there (bpf_redirect, TC_ACT_REDIRECT).
  */
 #include "xlb_consts.h"
 #include "parse.h"
@@ -23,8 +32,6 @@
 #define BPF_F_ADJ_ROOM_ENCAP_L3_IPV6 (1ULL << 2)
 #define BPF_F_ADJ_ROOM_ENCAP_L4_UDP (1ULL << 4)
 #endif
-#define TC_ACT_OK 0
-#define TC_ACT_SHOT 2
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -46,14 +53,14 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct xlb_counter);
-	__uint(max_entries, XLB_REASON_MAX);
+	__uint(max_entries, XLB_STAT_SLOTS);
 } xlb_hc_stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct xlb_counter);
-	__uint(max_entries, XLB_EVENT_MAX);
+	__uint(max_entries, XLB_STAT_SLOTS);
 } xlb_hc_events SEC(".maps");
 
 static __noinline void xlb_hc_count(__u32 idx, __u32 bytes, int is_event)
@@ -87,6 +94,8 @@ static __noinline int xlb_hc_parse(struct __sk_buff *skb, struct xlb_pkt *pkt)
 		ret = xlb_parse_ipv6(data, data_end, pkt);
 	if (ret < 0)
 		return ret;
+	if (pkt->frag)
+		return -XLB_PASS_FRAGMENT;
 	if (pkt->flow.proto == IPPROTO_TCP || pkt->flow.proto == IPPROTO_UDP)
 		return xlb_parse_l4(data, data_end, pkt);
 	return FURTHER_PROCESSING;
@@ -152,15 +161,20 @@ static __noinline int xlb_hc_encap(struct __sk_buff *skb, struct xlb_pkt *pkt)
 	struct xlb_hc_real *rp, real;
 	__u32 mark = skb->mark, zero = 0, olen;
 	__u64 flags = BPF_F_ADJ_ROOM_FIXED_GSO;
-	int ret;
+	int ret, ranged;
 
-	rp = bpf_map_lookup_elem(&xlb_hc_reals, &mark);
-	if (!mark || !rp)
-		return -XLB_PASS_NO_HC_MARK;
-	real = *rp;
 	cfg = bpf_map_lookup_elem(&xlb_hc_config, &zero);
+	if (!mark)
+		return -XLB_PASS_NO_HC_MARK;
 	if (!cfg)
 		return -XLB_DROP_NO_CONFIG;
+	ranged = cfg->mark_min || cfg->mark_max;
+	if (ranged && (mark < cfg->mark_min || mark > cfg->mark_max))
+		return -XLB_PASS_NO_HC_MARK;
+	rp = bpf_map_lookup_elem(&xlb_hc_reals, &mark);
+	if (!rp)
+		return ranged ? -XLB_DROP_HC_UNKNOWN_MARK : -XLB_PASS_NO_HC_MARK;
+	real = *rp;
 	ret = xlb_hc_parse(skb, pkt);
 	if (ret != FURTHER_PROCESSING)
 		return ret;
@@ -180,6 +194,8 @@ static __noinline int xlb_hc_encap(struct __sk_buff *skb, struct xlb_pkt *pkt)
 	if (ret != FURTHER_PROCESSING)
 		return ret;
 	xlb_hc_count(XLB_EV_HC_ENCAP, pkt->frame_len, 1);
+	if (cfg->ifindex && cfg->ifindex != skb->ifindex)
+		return bpf_redirect(cfg->ifindex, 0);
 	return TC_ACT_OK;
 }
 
@@ -193,5 +209,5 @@ int xlb_healthcheck(struct __sk_buff *skb)
 	if (ret >= 0)
 		return ret;
 	xlb_hc_count(-ret, pkt.frame_len, 0);
-	return xlb_reason_verdict(-ret, TC_ACT_OK, TC_ACT_SHOT);
+	return xlb_reason_verdict(-ret, TC_ACT_UNSPEC, TC_ACT_SHOT);
 }

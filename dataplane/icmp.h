@@ -3,24 +3,15 @@
  * icmp.h - ICMP for VIP addresses: echo requests are answered (XDP_TX back
  * out of the receiving interface), ICMPv4 "fragmentation needed" and ICMPv6
  * "packet too big" are sent to the real owning the flow, which is found from
- * the embedded headers (the real's reply, VIP -> client, reversed).  Other
+ * the embedded headers (the real's reply, VIP -> client, reversed).  The
+ * ICMP the balancer generates itself (too big) is in icmp_gen.h.  Other
  * ICMP to a VIP address: XDP_PASS (XLB_PASS_ICMP_OTHER); ICMP to other
  * addresses: XDP_PASS (XLB_PASS_NOT_VIP).
  */
 #ifndef XLB_ICMP_H
 #define XLB_ICMP_H
 
-#include "xlb_maps.h"
-#include "parse.h"
-
-static __always_inline int xlb_is_vip_addr(const struct xlb_pkt *pkt)
-{
-	struct xlb_addr_key key = {};
-
-	key.addr = pkt->flow.dst;
-	key.family = pkt->flow.family;
-	return bpf_map_lookup_elem(&xlb_vip_addrs, &key) != NULL;
-}
+#include "vip.h"
 
 static __always_inline void xlb_swap_macs(struct xlb_ethhdr *eth)
 {

@@ -10,12 +10,13 @@
  * Defined actions for what the balancer does not balance (counted reasons):
  *  - non-IP ethertypes (ARP, ...), a second VLAN tag, 802.1ad: XDP_PASS
  *    (XLB_PASS_NOT_IP), packet untouched;
- *  - IPv4 fragments (MF or offset set): XDP_PASS (XLB_PASS_FRAGMENT); the
- *    host's own traffic reassembles in its stack, VIP fragments are not
- *    balanced (no ports in later fragments);
+ *  - fragments (IPv4 MF or offset, an IPv6 fragment header right after the
+ *    IPv6 header): recorded in pkt->frag (first: L4 header present; later:
+ *    none) for the balancer's fragment handling (frag.h); the decap and
+ *    healthcheck programs pass them untouched (XLB_PASS_FRAGMENT);
  *  - IPv4 options: balanced normally, options carried inside the
  *    encapsulation (event XLB_EV_IP_OPTIONS);
- *  - IPv6 extension headers: XDP_PASS (XLB_PASS_IPV6_EXT);
+ *  - other IPv6 extension headers: XDP_PASS (XLB_PASS_IPV6_EXT);
  *  - a header cut short by the end of the packet (Ethernet/VLAN, IP, TCP/
  *    UDP, or IP's length field past the end): XDP_DROP (XLB_DROP_TRUNC_*);
  *    a wrong IP version or header length: XDP_DROP (XLB_DROP_BAD_IP).
@@ -27,7 +28,7 @@
 
 /* Upper bounds that keep offsets provably small. */
 #define XLB_MAX_L3_OFF XLB_MAX_L2
-#define XLB_MAX_L4_OFF (XLB_MAX_L2 + 60)
+#define XLB_MAX_L4_OFF (XLB_MAX_L2 + 60) /* IPv4 options, or an IPv6 fragment header */
 
 /* What the parser learned about one packet; lives on the entry's stack. */
 struct xlb_pkt {
@@ -45,6 +46,24 @@ struct xlb_pkt {
 	__u8 tcp_flags;
 	__u8 tos;	 /* IPv4 TOS / IPv6 traffic class */
 	__u8 icmp_err;	 /* flow taken from an ICMP error's embedded headers */
+	__u8 frag;	 /* enum xlb_frag_kind */
+	__u8 df;	 /* IPv4 "don't fragment" */
+	__u8 pad[2];
+	__u32 frag_id;	 /* IPv4 identification / IPv6 fragment id, host order */
+};
+
+enum xlb_frag_kind {
+	XLB_FRAG_NONE = 0,
+	XLB_FRAG_FIRST = 1, /* offset 0, more to come: carries the L4 header */
+	XLB_FRAG_LATER = 2, /* offset > 0: no L4 header */
+};
+
+/* IPv6 fragment header (RFC 8200 4.5). */
+struct xlb_frag6hdr {
+	__u8 nexthdr;
+	__u8 reserved;
+	__be16 off_m; /* offset << 3 | M */
+	__be32 id;
 };
 
 /*
@@ -108,8 +127,12 @@ static __noinline int xlb_parse_ipv4(void *data, void *data_end, struct xlb_pkt 
 		return -XLB_DROP_TRUNC_L3;
 	if (tot_len < ihl)
 		return -XLB_DROP_BAD_IP;
-	if (iph->frag_off & bpf_htons(IP_MF | IP_OFFMASK))
-		return -XLB_PASS_FRAGMENT;
+	if (iph->frag_off & bpf_htons(IP_OFFMASK))
+		pkt->frag = XLB_FRAG_LATER;
+	else if (iph->frag_off & bpf_htons(IP_MF))
+		pkt->frag = XLB_FRAG_FIRST;
+	pkt->df = !!(iph->frag_off & bpf_htons(IP_DF));
+	pkt->frag_id = bpf_ntohs(iph->id);
 	pkt->flow.family = XLB_FAMILY_V4;
 	pkt->flow.proto = iph->protocol;
 	pkt->flow.src.v4 = iph->saddr;
@@ -124,6 +147,35 @@ static __always_inline int xlb_ipv6_is_ext(__u8 nh)
 {
 	return nh == 0 || nh == 43 || nh == 44 || nh == 50 || nh == 51 || nh == 60 ||
 	       nh == 135 || nh == 139 || nh == 140 || nh == 253 || nh == 254;
+}
+
+/*
+ * A fragment header right after the IPv6 header: the L4 header (first
+ * fragment) or the data (later ones) follows it.  An atomic fragment
+ * (offset 0, no M, RFC 6946) is a whole datagram.
+ */
+static __always_inline int xlb_parse_frag6(void *data, void *data_end, struct xlb_pkt *pkt)
+{
+	__u32 off = pkt->l4_off;
+	struct xlb_frag6hdr *fh;
+	__u16 off_m;
+
+	if (off > XLB_MAX_L3_OFF + IPV6_HLEN)
+		return -XLB_DROP_BAD_IP;
+	fh = data + off;
+	if ((void *)(fh + 1) > data_end)
+		return -XLB_DROP_TRUNC_L3;
+	if (xlb_ipv6_is_ext(fh->nexthdr))
+		return -XLB_PASS_IPV6_EXT;
+	off_m = bpf_ntohs(fh->off_m);
+	if (off_m & 0xfff8)
+		pkt->frag = XLB_FRAG_LATER;
+	else if (off_m & 1)
+		pkt->frag = XLB_FRAG_FIRST;
+	pkt->frag_id = bpf_ntohl(fh->id);
+	pkt->flow.proto = fh->nexthdr;
+	pkt->l4_off = off + sizeof(*fh);
+	return 0;
 }
 
 static __noinline int xlb_parse_ipv6(void *data, void *data_end, struct xlb_pkt *pkt)
@@ -143,8 +195,6 @@ static __noinline int xlb_parse_ipv6(void *data, void *data_end, struct xlb_pkt 
 	avail = xlb_span(ip6h, data_end);
 	if ((__u32)bpf_ntohs(ip6h->payload_len) + IPV6_HLEN > avail)
 		return -XLB_DROP_TRUNC_L3;
-	if (xlb_ipv6_is_ext(ip6h->nexthdr))
-		return -XLB_PASS_IPV6_EXT;
 	pkt->flow.family = XLB_FAMILY_V6;
 	pkt->flow.proto = ip6h->nexthdr;
 	__builtin_memcpy(pkt->flow.src.v6, ip6h->saddr, 16);
@@ -152,6 +202,10 @@ static __noinline int xlb_parse_ipv6(void *data, void *data_end, struct xlb_pkt 
 	pkt->tos = (first >> 20) & 0xff;
 	pkt->l4_off = off + IPV6_HLEN;
 	pkt->l3_len = avail;
+	if (ip6h->nexthdr == IPPROTO_FRAGMENT)
+		return xlb_parse_frag6(data, data_end, pkt);
+	if (xlb_ipv6_is_ext(ip6h->nexthdr))
+		return -XLB_PASS_IPV6_EXT;
 	return 0;
 }
 

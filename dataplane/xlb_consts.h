@@ -71,8 +71,18 @@
 #define ICMPV6_ECHO_REQUEST 128
 #define ICMPV6_ECHO_REPLY 129
 
+#define TCP_FLAG_FIN 0x01
 #define TCP_FLAG_SYN 0x02
+#define TCP_FLAG_RST 0x04
 #define TCP_FLAG_ACK 0x10
+
+#define IP_DF 0x4000
+#define IPPROTO_FRAGMENT 44
+
+#define TC_ACT_UNSPEC (-1)
+#define TC_ACT_OK 0
+#define TC_ACT_SHOT 2
+#define TC_ACT_REDIRECT 7
 
 /* Largest L2 header we accept: Ethernet + one 802.1Q tag. */
 #define XLB_MAX_L2 (ETH_HLEN + VLAN_HLEN)
@@ -187,18 +197,28 @@ static __always_inline void xlb_csum_replace2_icmp4(__sum16 *check, __u16 old, _
 }
 
 /*
- * The verdict a final reason meets (xlb_shared.h's X-macro, "pass" or
- * "drop"), as one constant bit mask: the balancer passes XDP_PASS/XDP_DROP,
- * the tc programs TC_ACT_OK/TC_ACT_SHOT.
+ * The verdict a final reason meets (xlb_shared.h's X-macro: "pass",
+ * "drop" or "tx"), as constant bit masks: the balancer gets XDP_PASS,
+ * XDP_DROP or XDP_TX, the tc programs TC_ACT_UNSPEC or TC_ACT_SHOT (they
+ * have no "tx" reasons).
  */
 #define XLB_REASON_PASS_BIT(sym, val, name, action) | (action[0] == 'p' ? 1ull << (val) : 0)
+#define XLB_REASON_TX_BIT(sym, val, name, action) | (action[0] == 't' ? 1ull << (val) : 0)
 #define XLB_REASON_PASS_MASK (0 XLB_REASONS(XLB_REASON_PASS_BIT))
+#define XLB_REASON_TX_MASK (0 XLB_REASONS(XLB_REASON_TX_BIT))
 
-_Static_assert(XLB_REASON_MAX <= 64, "reasons must fit the pass mask");
+_Static_assert(XLB_REASON_MAX <= 64, "reasons must fit the masks");
 
 static __always_inline int xlb_reason_verdict(__u32 reason, int pass, int drop)
 {
 	return reason < 64 && ((XLB_REASON_PASS_MASK >> reason) & 1) ? pass : drop;
+}
+
+static __always_inline int xlb_xdp_verdict(__u32 reason)
+{
+	if (reason < 64 && ((XLB_REASON_TX_MASK >> reason) & 1))
+		return XDP_TX;
+	return xlb_reason_verdict(reason, XDP_PASS, XDP_DROP);
 }
 
 static __always_inline int xlb_addr_is_zero(const union xlb_addr *a)
@@ -206,9 +226,25 @@ static __always_inline int xlb_addr_is_zero(const union xlb_addr *a)
 	return !(a->v6[0] | a->v6[1] | a->v6[2] | a->v6[3]);
 }
 
+/*
+ * MACs as three 16-bit words: every MAC field in xlb's maps and in the
+ * Ethernet header sits at an even offset, so this is 3 loads instead of 6.
+ */
 static __always_inline int xlb_mac_is_set(const __u8 *mac)
 {
-	return mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5];
+	const __u16 *m = (const __u16 *)mac;
+
+	return m[0] | m[1] | m[2];
+}
+
+static __always_inline void xlb_mac_copy(__u8 *dst, const __u8 *src)
+{
+	__u16 *d = (__u16 *)dst;
+	const __u16 *s = (const __u16 *)src;
+
+	d[0] = s[0];
+	d[1] = s[1];
+	d[2] = s[2];
 }
 
 #endif /* XLB_CONSTS_H */

@@ -28,6 +28,13 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
+	__type(value, struct xlb_vip_filter);
+	__uint(max_entries, 1);
+} xlb_vip_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
 	__type(value, struct xlb_real);
 	__uint(max_entries, XLB_MAX_REALS);
 } xlb_reals SEC(".maps");
@@ -39,12 +46,38 @@ struct {
 	__uint(max_entries, XLB_RING_MAP_SIZE);
 } xlb_rings SEC(".maps");
 
+/* One table for every CPU, LRU lists per CPU (xlb_shared.h, "Connection table"). */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, struct xlb_flow_key);
 	__type(value, struct xlb_conn);
 	__uint(max_entries, XLB_LRU_SIZE);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
 } xlb_conns SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct xlb_affinity_key);
+	__type(value, struct xlb_affinity);
+	__uint(max_entries, XLB_AFFINITY_SIZE);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
+} xlb_affinity SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct xlb_frag_key);
+	__type(value, struct xlb_frag);
+	__uint(max_entries, XLB_FRAG_SIZE);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
+} xlb_frags SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__type(key, struct xlb_allow_key);
+	__type(value, __u32);
+	__uint(max_entries, XLB_ALLOW_SIZE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} xlb_allow SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -54,6 +87,13 @@ struct {
 } xlb_config SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct xlb_iface);
+	__uint(max_entries, XLB_MAX_IFINDEX);
+} xlb_ifaces SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct xlb_flood_state);
@@ -61,7 +101,7 @@ struct {
 } xlb_flood SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u32);
 	__type(value, __u32);
 	__uint(max_entries, XLB_MAX_SERVER_IDS);
@@ -92,14 +132,14 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct xlb_counter);
-	__uint(max_entries, XLB_REASON_MAX);
+	__uint(max_entries, XLB_STAT_SLOTS);
 } xlb_reason_stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct xlb_counter);
-	__uint(max_entries, XLB_EVENT_MAX);
+	__uint(max_entries, XLB_STAT_SLOTS);
 } xlb_event_stats SEC(".maps");
 
 #endif /* XLB_MAPS_H */

@@ -16,28 +16,46 @@
  *  name             type                key                   value                 max_entries
  *  xlb_vips         HASH (NO_PREALLOC)  struct xlb_vip_key    struct xlb_vip_meta   XLB_MAX_VIPS
  *  xlb_vip_addrs    HASH                struct xlb_addr_key   __u32 (vip_num)       XLB_MAX_VIPS
+ *  xlb_vip_filter   ARRAY               __u32 0               struct xlb_vip_filter 1
  *  xlb_reals        ARRAY               __u32 real_num        struct xlb_real       XLB_MAX_REALS
  *  xlb_rings        ARRAY               __u32 (see below)     __u32 real_num        XLB_RING_MAP_SIZE
- *  xlb_conns        LRU_PERCPU_HASH     struct xlb_flow_key   struct xlb_conn       XLB_LRU_SIZE
+ *  xlb_conns        LRU_HASH (NO_COMMON_LRU) struct xlb_flow_key struct xlb_conn    XLB_LRU_SIZE
+ *  xlb_affinity     LRU_HASH (NO_COMMON_LRU) struct xlb_affinity_key struct xlb_affinity XLB_AFFINITY_SIZE
+ *  xlb_frags        LRU_HASH (NO_COMMON_LRU) struct xlb_frag_key struct xlb_frag   XLB_FRAG_SIZE
+ *  xlb_allow        LPM_TRIE (NO_PREALLOC) struct xlb_allow_key __u32 (1)          XLB_ALLOW_SIZE
  *  xlb_config       ARRAY               __u32 0               struct xlb_config     1
+ *  xlb_ifaces       ARRAY               __u32 ifindex         struct xlb_iface      XLB_MAX_IFINDEX
  *  xlb_flood        PERCPU_ARRAY        __u32 0               struct xlb_flood_state 1   (BPF private)
- *  xlb_server_ids   ARRAY               __u32 server id       __u32 real_num        XLB_MAX_SERVER_IDS
- *  xlb_tx_ports     DEVMAP              __u32 0               __u32 ifindex         XLB_MAX_TX_PORTS
+ *  xlb_server_ids   HASH                __u32 server id       __u32 real_num        XLB_MAX_SERVER_IDS
+ *  xlb_tx_ports     DEVMAP              __u32 port            __u32 ifindex         XLB_MAX_TX_PORTS
  *  xlb_vip_stats    PERCPU_ARRAY        __u32 vip_num         struct xlb_lb_counter XLB_MAX_VIPS
  *  xlb_real_stats   PERCPU_ARRAY        __u32 real_num        struct xlb_lb_counter XLB_MAX_REALS
- *  xlb_reason_stats PERCPU_ARRAY        __u32 reason (>0)     struct xlb_counter    XLB_REASON_MAX
- *  xlb_event_stats  PERCPU_ARRAY        __u32 event           struct xlb_counter    XLB_EVENT_MAX
+ *  xlb_reason_stats PERCPU_ARRAY        __u32 reason (>0)     struct xlb_counter    XLB_STAT_SLOTS
+ *  xlb_event_stats  PERCPU_ARRAY        __u32 event           struct xlb_counter    XLB_STAT_SLOTS
  *
  * VIPs.  A packet's VIP is looked up as (daddr, dport, proto); if absent, as
  * (daddr, 0, proto), the "any port" VIP.  vip_num (0 .. XLB_MAX_VIPS-1) is
  * chosen by control, unique per VIP; it indexes the rings and the VIP stats.
  * xlb_vip_addrs holds every VIP address (port 0, proto 0 key) so that ICMP
- * echo requests and ICMP errors can be recognised as "for a VIP address";
- * control inserts an address when its first VIP appears and removes it with
- * the last one.
+ * echo requests, ICMP errors and non-first fragments can be recognised as
+ * "for a VIP address"; control inserts an address when its first VIP
+ * appears and removes it with the last one.
  *
- * Reals.  real_num 0 is reserved: "no real" (an empty ring slot, a zeroed
- * per-CPU LRU value).  Control uses 1 .. XLB_MAX_REALS-1.
+ * VIP address filter.  Most packets an edge host receives are not for a VIP;
+ * xlb_vip_filter answers "certainly not a VIP address" without hashing a
+ * key: bit xlb_vip_filter_bit(address) of xlb_vip_filter.bits is set for
+ * every VIP address (control sets them, and .enabled once they are all
+ * in; a clear bit sends the packet to the stack as XLB_PASS_NOT_VIP, or
+ * XLB_PASS_FRAGMENT for a fragment); a set bit (a VIP address, or another
+ * address sharing its bit) goes on to the VIP lookup.  With .enabled 0 the
+ * filter is not consulted.  Control rebuilds the filter when a VIP address
+ * goes away: set bits first and clear stale ones after, so a VIP address
+ * never reads as clear.
+ *
+ * Reals.  real_num 0 is reserved: "no real" (an empty ring slot).  Control
+ * uses 1 .. XLB_MAX_REALS-1.  XLB_REAL_F_DRAIN marks a real that takes no
+ * new clients: session affinity skips it (its ring slots are already gone);
+ * established flows and QUIC connection ids stay.
  *
  * Maglev rings, double-buffered per VIP.  xlb_rings is one flat array holding,
  * for every VIP slot, two halves of XLB_RING_SIZE entries (a prime, 65537):
@@ -60,26 +78,59 @@
  * (XLB_DROP_NO_REAL).  The ring size is fixed at XLB_RING_SIZE in the
  * programs; control must build rings of exactly that size.
  *
- * Connection table.  xlb_conns is a per-CPU LRU hash keyed by the 5-tuple
- * (struct xlb_flow_key as received, before any hash flag is applied).  Value:
- * the real chosen and the last time the flow was seen (bpf_ktime_get_ns).
- *  - TCP SYN (without ACK) always consults the ring and rewrites the entry.
+ * Connection table.  xlb_conns is ONE table shared by all CPUs (an LRU hash
+ * with per-CPU LRU lists, BPF_F_NO_COMMON_LRU: lookups take no lock, an
+ * insert takes only its CPU's list lock and its bucket's), keyed by the
+ * 5-tuple as received (struct xlb_flow_key, before any hash flag is
+ * applied).  Whatever CPU a packet meets, it finds the entry any other CPU
+ * wrote, so an established flow keeps its real across ring changes even
+ * when RSS, IRQ affinity or the sender's CPU (veth) move it; a reused
+ * 5-tuple has one entry, rewritten by its SYN.  Value: the real, the flow
+ * hash (the outer source and flow label need it: a hit does not rehash),
+ * the time of the last packet (UDP only: TCP packets read no clock), the TCP
+ * state the client's packets show (XLB_CONN_*: "established" after the
+ * first packet without SYN, "closed" after a FIN or RST; written only when
+ * it changes), from which control counts active flows per real.
+ *  - TCP SYN (without ACK) always consults the ring and rewrites the entry
+ *    (in place when the 5-tuple is already there).
  *  - Other TCP packets and UDP use the entry when present: established flows
  *    keep their real when the ring changes.
  *  - UDP entries older than xlb_config.udp_timeout_ns count as misses.
- *  - A value with real_num 0 (the zero-filled value another CPU sees for a
- *    key it never wrote) is a miss.
  *  - Flood guard: each CPU inserts at most xlb_config.max_new_flows_per_sec
  *    new entries per one-second window (0 = unlimited); beyond that new
  *    flows are still forwarded by the ring but not remembered
  *    (XLB_EV_FLOOD_SKIP).
  *  - VIPs with XLB_VIP_F_NO_LRU bypass the table entirely.
+ * Each CPU's LRU list holds max_entries / nr_cpus entries: size the table
+ * for the flows of the busiest CPU.
+ *
+ * Session affinity.  A VIP with xlb_vip_meta.affinity_s > 0 sends a
+ * client address (struct xlb_affinity_key: vip_num + source address) to
+ * the same real for affinity_s seconds after its last packet, across
+ * connections (IPVS persistence, Cilium's sessionAffinity): a new flow
+ * (SYN or table miss) takes the recorded real when it is younger than the
+ * timeout and the real is neither gone nor draining, else the ring; every
+ * packet of the VIP refreshes the record at most once a second.
+ *
+ * Source allow-lists.  A VIP with XLB_VIP_F_ALLOWLIST accepts only sources
+ * with a prefix in xlb_allow (struct xlb_allow_key: vip_num then the
+ * address, prefixlen = 32 + address bits); others are dropped
+ * (XLB_DROP_NOT_ALLOWED), every packet checked.
+ *
+ * Fragments.  A first fragment (IPv4 MF without offset, IPv6 fragment
+ * header with offset 0) is balanced on its L4 ports like any packet and
+ * records (addresses, protocol, IP id) -> (real, hash, vip) in xlb_frags;
+ * later fragments to a VIP address take that real (XLB_EV_FRAG_FOLLOW),
+ * or are dropped when no first fragment was seen (XLB_DROP_FRAG_UNMATCHED:
+ * out-of-order arrival or an evicted record).  XLB_CFG_F_FRAG_DROP drops
+ * every fragment to a VIP address instead (XLB_DROP_FRAGMENT).  Fragments
+ * to other addresses pass (XLB_PASS_FRAGMENT).  The real reassembles.
  *
  * Flow hash.  The balancer hashes struct xlb_flow_key after the VIP's hash
  * flags are applied (see xlb_vip_flags) with XLB_HASH_SEED; the hash picks
  * the ring position, the outer source address/port and the IPv6 flow label.
- * The exact function is specified in dataplane/hash.h so tests can recompute
- * it independently.
+ * The exact function is xlb_flow_hash_words() below, shared with control
+ * (which answers "which real would this flow get").
  *
  * Encapsulation.  Per VIP (xlb_vip_meta.encap): XLB_ENCAP_IP picks by address
  * families IPIP (4 in 4, proto 4), IP6IP6 (6 in 6, next header 41),
@@ -88,27 +139,57 @@
  * gue, no GUE header) to xlb_config.gue_port, outer UDP checksum 0.  The outer
  * source is xlb_config.src4/src6 with the host bits (below the prefix length)
  * taken from the flow hash; GUE's source port is 0xc000 | (hash & 0x3fff).
- * Outer Ethernet: destination xlb_config.gw_mac, source xlb_config.src_mac
- * (if all zero: the received packet's destination MAC); a received 802.1Q
- * tag is kept.  The packet leaves by XDP_TX, or by XDP_REDIRECT through
- * xlb_tx_ports[0] when xlb_config.egress_ifindex is set and differs from the
- * receiving interface.
  *
- * QUIC.  UDP VIPs with XLB_VIP_F_QUIC route by the destination connection ID:
- * short-header packets and long-header Handshake/Retry packets carry a CID
- * whose first byte has XLB_QUIC_CID_VERSION in its two top bits and whose
- * bytes 1-2 hold the server id (big endian); xlb_server_ids[server id] gives
- * the real.  Unknown ids, other CID versions and Initial/0-RTT packets fall
- * back to the ring (and the LRU).
+ * Interfaces and egress.  xlb_ifaces[ingress ifindex] (struct xlb_iface; an
+ * all-zero entry means "defaults") says how a packet that arrived on an
+ * interface leaves: gw_mac/src_mac for the outer Ethernet header (zero:
+ * xlb_config.gw_mac, and for the source xlb_config.src_mac, else the
+ * received destination MAC); tx_port 0: XDP_TX back out of the receiving
+ * interface; n > 0: XDP_REDIRECT through xlb_tx_ports[n - 1] (a devmap slot
+ * holding the egress ifindex); max_pkt: the largest L3 packet the egress
+ * carries (its MTU; 0: no check).  A received 802.1Q tag is kept.
+ *
+ * Too big.  A VIP packet whose encapsulated size exceeds max_pkt is not
+ * sent into the driver's silent drop: IPv4 with DF is answered with ICMP
+ * "fragmentation needed" (next-hop MTU = max_pkt - outer header), IPv6
+ * with ICMPv6 "packet too big" (same MTU), both built in place and sent
+ * back out of the receiving interface (XDP_TX, reasons
+ * XLB_TX_ICMP_FRAG_NEEDED / XLB_TX_ICMP6_TOO_BIG); IPv4 without DF (and
+ * ICMP errors, and fragments) are dropped (XLB_DROP_TOO_BIG_NO_DF): the
+ * path to the reals must carry them, or the clients' MSS be clamped.
+ * Layout of the generated messages: icmp_gen.h.
+ *
+ * QUIC.  UDP VIPs with XLB_VIP_F_QUIC route by the destination connection ID
+ * of short-header packets and long-header Handshake/Retry packets (DCID of
+ * at least XLB_QUIC_CID_MIN_LEN bytes); Initial and 0-RTT carry a client-
+ * chosen CID and use the flow.  The CID layouts are Katran's, so servers
+ * that mint CIDs for Katran work unchanged (bits numbered from the most
+ * significant bit of CID byte 0):
+ *   version 1: byte 0 = 01ssssss, byte 1 = ssssssss, byte 2 = ss......
+ *              server id = the 16 bits s (bits 2..17): 0 .. 65535
+ *   version 2: byte 0 = 10......, bytes 1-3 = server id (big endian, 24 bits)
+ * Other versions (00, 11) and unknown ids fall back to the connection
+ * table and the ring; an id keeps naming its real while it drains (the CID
+ * names the server holding the connection).  xlb_server_ids[server id] = real.
+ * ---------------------------------------------------------------------------
  *
  * Decap (decap.bpf.o, on the reals): xlb_decap_addrs HASH struct xlb_addr_key
  * -> __u32 (unused, 1) lists the host addresses whose IPIP/IP6IP6/4in6/6in4/
  * GUE packets are stripped; xlb_decap_config ARRAY[1] struct
- * xlb_decap_config; xlb_decap_stats PERCPU_ARRAY XLB_REASON_MAX.
+ * xlb_decap_config; xlb_decap_stats PERCPU_ARRAY XLB_STAT_SLOTS.
  *
  * Healthcheck (healthcheck.bpf.o, tc egress): xlb_hc_reals HASH __u32 skb mark
- * -> struct xlb_hc_real; xlb_hc_config ARRAY[1] struct xlb_hc_config;
- * xlb_hc_stats PERCPU_ARRAY XLB_REASON_MAX.
+ * -> struct xlb_hc_real; xlb_hc_config ARRAY[1] struct xlb_hc_config (outer
+ * source MAC and addresses, gateway MAC, the probe mark range, an optional
+ * egress interface); xlb_hc_stats PERCPU_ARRAY XLB_STAT_SLOTS.
+ *
+ * tc return codes (decap tc and healthcheck, direct-action cls_bpf):
+ * TC_ACT_UNSPEC (-1) for a packet that is not the program's business (not
+ * encapsulation for this host, a mark outside the probe range), so the
+ * filters after it still see it; TC_ACT_OK (0) for a packet the program
+ * finished (stripped, or a probe encapsulated to leave by this interface);
+ * TC_ACT_REDIRECT (7, via bpf_redirect) for a probe sent to
+ * xlb_hc_config.ifindex; TC_ACT_SHOT (2) for a drop reason.
  * ---------------------------------------------------------------------------
  */
 #ifndef XLB_SHARED_H
@@ -127,33 +208,64 @@
 #define XLB_RING_HALVES 2
 #define XLB_RING_MAP_SIZE (XLB_MAX_VIPS * XLB_RING_HALVES * XLB_RING_SIZE)
 #define XLB_LRU_SIZE 65536
+#define XLB_AFFINITY_SIZE 65536
+#define XLB_FRAG_SIZE 4096
+#define XLB_ALLOW_SIZE 16384
 #define XLB_MAX_SERVER_IDS 65536
-#define XLB_MAX_TX_PORTS 4
+#define XLB_MAX_TX_PORTS 64
+#define XLB_MAX_IFINDEX 4096	/* xlb_ifaces covers ifindex 0 .. XLB_MAX_IFINDEX-1 */
+#define XLB_STAT_SLOTS 64	/* reason/event map size: room to add names */
 #define XLB_HASH_SEED 0x5a17c0deu
 #define XLB_GUE_PORT_DEFAULT 6080
-#define XLB_QUIC_CID_VERSION 1
 #define XLB_QUIC_CID_MIN_LEN 8
 #define XLB_UDP_TIMEOUT_NS_DEFAULT (30ull * 1000000000ull)
 #define XLB_OUTER_TTL 64
+#define XLB_MIN_PKT 576		/* smallest max_pkt control accepts (RFC 791) */
 
 /* Address families as stored in keys (not AF_* to stay libc-free in BPF). */
 #define XLB_FAMILY_V4 4
 #define XLB_FAMILY_V6 6
 
-/* Per-VIP flags, xlb_vip_meta.flags. */
+#define XLB_VIP_FILTER_BITS 4096
+
+/*
+ * Per-VIP flags, xlb_vip_meta.flags: X(symbol, bit, name, doc).  The names
+ * are the API's, lbctl's and the config files' (control builds its tables
+ * from this list, so a flag added here is known everywhere).
+ */
+#define XLB_VIP_FLAGS(X)                                                                   \
+	X(XLB_VIP_F_NO_SPORT, 0, "no-sport", "hash without the source port (client affinity)") \
+	X(XLB_VIP_F_DPORT_ONLY, 1, "dport-only", "hash on dst address + dst port only")        \
+	X(XLB_VIP_F_NO_LRU, 2, "no-lru", "bypass the connection table")                        \
+	X(XLB_VIP_F_LOCAL, 3, "local", "deliver to this host: XDP_PASS")                      \
+	X(XLB_VIP_F_QUIC, 4, "quic", "UDP: route by QUIC connection ID")                     \
+	X(XLB_VIP_F_ALLOWLIST, 5, "allowlist", "only sources listed in xlb_allow")
+
 enum xlb_vip_flags {
-	XLB_VIP_F_NO_SPORT = 1u << 0,	   /* hash without the source port (client affinity) */
-	XLB_VIP_F_DPORT_ONLY = 1u << 1,	   /* hash on dst address + dst port only */
-	XLB_VIP_F_NO_LRU = 1u << 2,	   /* bypass the connection table */
-	XLB_VIP_F_LOCAL = 1u << 3,	   /* deliver to this host: XDP_PASS */
-	XLB_VIP_F_QUIC = 1u << 4,	   /* UDP: route by QUIC connection ID */
+#define XLB_VIP_FLAG_ENUM(sym, bit, name, doc) sym = 1u << (bit),
+#define XLB_VIP_FLAG_OR(sym, bit, name, doc) | (1u << (bit))
+	XLB_VIP_FLAGS(XLB_VIP_FLAG_ENUM)
+	XLB_VIP_F_ALL = 0 XLB_VIP_FLAGS(XLB_VIP_FLAG_OR),
+#undef XLB_VIP_FLAG_OR
+#undef XLB_VIP_FLAG_ENUM
 };
 
-/* Encapsulation kinds, xlb_vip_meta.encap and xlb_hc_real.encap. */
+/* Encapsulation kinds, xlb_vip_meta.encap and xlb_hc_real.encap: X(symbol, value, name, doc). */
+#define XLB_ENCAPS(X)                                                                     \
+	X(XLB_ENCAP_IP, 0, "ipip", "IPIP / IP6IP6 / 4in6 / 6in4 by address families")          \
+	X(XLB_ENCAP_GUE, 1, "gue", "IP in UDP to xlb_config.gue_port")
+
 enum xlb_encap {
-	XLB_ENCAP_IP = 0,  /* IPIP / IP6IP6 / 4in6 / 6in4 by address families */
-	XLB_ENCAP_GUE = 1, /* IP in UDP to xlb_config.gue_port */
+#define XLB_ENCAP_ENUM(sym, val, name, doc) sym = val,
+	XLB_ENCAPS(XLB_ENCAP_ENUM)
+#undef XLB_ENCAP_ENUM
 	XLB_ENCAP_MAX,
+};
+
+/* QUIC connection ID versions (the CID's two top bits), Katran's layouts. */
+enum xlb_quic_cid_version {
+	XLB_QUIC_CID_V1 = 1, /* 16-bit server id in bits 2..17 */
+	XLB_QUIC_CID_V2 = 2, /* 24-bit server id in bytes 1..3 */
 };
 
 /* An address: IPv4 in addr[0] (network order), the rest zero. */
@@ -171,11 +283,17 @@ struct xlb_vip_key {
 };
 
 struct xlb_vip_meta {
-	__u32 vip_num;	 /* 0 .. XLB_MAX_VIPS-1 */
-	__u32 flags;	 /* enum xlb_vip_flags */
-	__u8 ring_half;	 /* active half of the VIP's ring: 0 or 1 */
-	__u8 encap;	 /* enum xlb_encap */
-	__u8 pad[2];
+	__u32 vip_num;	  /* 0 .. XLB_MAX_VIPS-1 */
+	__u32 flags;	  /* enum xlb_vip_flags */
+	__u8 ring_half;	  /* active half of the VIP's ring: 0 or 1 */
+	__u8 encap;	  /* enum xlb_encap */
+	__u16 affinity_s; /* session affinity timeout, seconds; 0: none */
+};
+
+struct xlb_vip_filter {
+	__u32 enabled; /* 0: not consulted */
+	__u32 pad;
+	__u64 bits[XLB_VIP_FILTER_BITS / 64];
 };
 
 /* Key of xlb_vip_addrs and xlb_decap_addrs. */
@@ -185,10 +303,15 @@ struct xlb_addr_key {
 	__u8 pad[3];
 };
 
+/* Real flags, xlb_real.flags. */
+enum xlb_real_flags {
+	XLB_REAL_F_DRAIN = 1u << 0, /* no new clients by session affinity */
+};
+
 struct xlb_real {
 	union xlb_addr addr; /* all zero: slot unused */
 	__u8 family;	     /* XLB_FAMILY_V4 / _V6 */
-	__u8 flags;	     /* reserved, 0 */
+	__u8 flags;	     /* enum xlb_real_flags */
 	__u8 pad[2];
 };
 
@@ -203,16 +326,67 @@ struct xlb_flow_key {
 	__u8 pad[2];
 };
 
+/* TCP state of a connection-table entry, as the client's packets show it. */
+enum xlb_conn_state {
+	XLB_CONN_NEW = 0,	  /* only a SYN seen */
+	XLB_CONN_ESTABLISHED = 1, /* a packet without SYN seen (UDP: always) */
+	XLB_CONN_CLOSED = 2,	  /* FIN or RST from the client */
+};
+
 struct xlb_conn {
 	__u32 real_num;
+	__u32 hash;	/* flow hash after the VIP's flags */
+	__u64 atime_ns; /* UDP: bpf_ktime_get_ns() of the last packet; TCP: 0 */
+	__u8 state;	/* enum xlb_conn_state */
+	__u8 pad[7];
+};
+
+struct xlb_affinity_key {
+	__u32 vip_num;
+	__u8 family;
+	__u8 pad[3];
+	union xlb_addr client;
+};
+
+struct xlb_affinity {
+	__u32 real_num;
 	__u32 pad;
-	__u64 atime_ns; /* bpf_ktime_get_ns() when last seen (UDP aging) */
+	__u64 atime_ns; /* last packet of the client (at most 1 s stale) */
+};
+
+struct xlb_frag_key {
+	union xlb_addr src;
+	union xlb_addr dst;
+	__u32 id; /* IPv4 identification (host order, 16 bits) / IPv6 fragment id */
+	__u8 proto;
+	__u8 family;
+	__u8 pad[2];
+};
+
+struct xlb_frag {
+	__u32 real_num;
+	__u32 hash;
+	__u32 vip_num;
+	__u8 encap;
+	__u8 pad[3];
+};
+
+/* LPM key of xlb_allow: prefixlen counts the 32 vip_num bits too. */
+struct xlb_allow_key {
+	__u32 prefixlen;
+	__be32 vip_num; /* big endian: the trie matches bytes in order */
+	union xlb_addr addr;
+};
+
+/* Global config flags, xlb_config.flags. */
+enum xlb_config_flags {
+	XLB_CFG_F_FRAG_DROP = 1u << 0, /* drop fragments to VIP addresses */
 };
 
 struct xlb_config {
-	__u8 gw_mac[6];			/* outer Ethernet destination */
-	__u8 src_mac[6];		/* outer Ethernet source; zero: received dst MAC */
-	__u32 egress_ifindex;		/* 0 or the receiving ifindex: XDP_TX; else redirect */
+	__u8 gw_mac[6];			/* outer Ethernet destination (default) */
+	__u8 src_mac[6];		/* outer Ethernet source (default); zero: received dst MAC */
+	__u32 reserved;			/* 0 (was the egress ifindex: see xlb_iface) */
 	__u32 max_new_flows_per_sec;	/* per CPU; 0: unlimited */
 	__be32 src4;			/* outer IPv4 source prefix (required for v4 reals) */
 	__u64 udp_timeout_ns;		/* 0: XLB_UDP_TIMEOUT_NS_DEFAULT */
@@ -220,8 +394,18 @@ struct xlb_config {
 	__u8 src6_plen;			/* prefix length 96..128 (host bits: low 32 at most) */
 	__u16 gue_port;			/* host order; 0: XLB_GUE_PORT_DEFAULT */
 	union xlb_addr src6;		/* outer IPv6 source prefix (required for v6 reals) */
-	__u32 flags;			/* reserved, 0 */
+	__u32 flags;			/* enum xlb_config_flags */
 	__u32 pad[2];
+};
+
+/* Per receiving interface: how its balanced packets leave (see above). */
+struct xlb_iface {
+	__u8 gw_mac[6];	 /* zero: xlb_config.gw_mac */
+	__u8 src_mac[6]; /* zero: xlb_config.src_mac, else the received dst MAC */
+	__u16 max_pkt;	 /* largest L3 packet the egress carries; 0: no check */
+	__u8 tx_port;	 /* 0: XDP_TX; n: XDP_REDIRECT via xlb_tx_ports[n - 1] */
+	__u8 pad;
+	__u32 reserved;
 };
 
 /* BPF-private flood-guard window per CPU. */
@@ -263,19 +447,25 @@ struct xlb_hc_config {
 	__u8 gw_mac[6];	     /* outer Ethernet destination; zero: keep */
 	__u8 src_mac[6];     /* outer Ethernet source; zero: keep */
 	__u8 pad[2];
+	__u32 mark_min;	     /* probes carry marks mark_min..mark_max; */
+	__u32 mark_max;	     /* both 0: any mark registered in xlb_hc_reals */
+	__u32 ifindex;	     /* 0: leave by the probe's interface; else redirect there */
+	__u32 pad2;
 };
 
 /*
- * Drop and pass reasons.  Dataplane functions return an XDP/TC action or
- * -reason (STYLE §3); every final reason is counted in xlb_reason_stats at
+ * Final reasons.  Dataplane functions return an XDP/TC action or -reason
+ * (STYLE §3); every final reason is counted in the reason stats map at
  * index `reason`.  X(symbol, value, name, action) where action is what the
- * packet meets: "drop" or "pass".
+ * packet meets: "drop", "pass", or "tx" (the balancer rewrote it into an
+ * answer and sends it back: XDP_TX).  Values are stable (they index the
+ * stats maps): add new reasons at the end.
  */
 #define XLB_REASONS(X)                                                              \
 	X(XLB_PASS_NOT_IP, 1, "pass_not_ip", "pass")	/* ARP, LLDP, ... */         \
 	X(XLB_PASS_NOT_VIP, 2, "pass_not_vip", "pass")	/* host traffic */           \
 	X(XLB_PASS_LOCAL_VIP, 3, "pass_local_vip", "pass") /* XLB_VIP_F_LOCAL */     \
-	X(XLB_PASS_FRAGMENT, 4, "pass_fragment", "pass") /* IPv4 fragment */         \
+	X(XLB_PASS_FRAGMENT, 4, "pass_fragment", "pass") /* not to a VIP address */  \
 	X(XLB_PASS_IPV6_EXT, 5, "pass_ipv6_ext", "pass") /* IPv6 extension hdr */   \
 	X(XLB_PASS_L4_OTHER, 6, "pass_l4_other", "pass") /* not TCP/UDP/ICMP */      \
 	X(XLB_PASS_ICMP_OTHER, 7, "pass_icmp_other", "pass") /* ICMP not handled */ \
@@ -286,18 +476,25 @@ struct xlb_hc_config {
 	X(XLB_DROP_NO_REAL, 12, "drop_no_real", "drop") /* empty ring slot */        \
 	X(XLB_DROP_NO_CONFIG, 13, "drop_no_config", "drop")		      \
 	X(XLB_DROP_ENCAP_FAIL, 14, "drop_encap_fail", "drop") /* adjust_head */      \
-	X(XLB_DROP_TOO_BIG, 15, "drop_too_big", "drop") /* no room to encap */       \
+	X(XLB_DROP_TOO_BIG, 15, "drop_too_big", "drop") /* over 64 KiB encapsulated */ \
 	X(XLB_DROP_ICMP_TRUNC, 16, "drop_icmp_trunc", "drop") /* embedded hdrs */   \
 	X(XLB_DROP_REDIRECT, 17, "drop_redirect", "drop") /* devmap slot empty */  \
 	X(XLB_DROP_DECAP_BAD, 18, "drop_decap_bad", "drop") /* bad inner pkt */     \
 	X(XLB_PASS_NOT_ENCAP, 19, "pass_not_encap", "pass") /* decap: not ours */  \
-	X(XLB_PASS_NO_HC_MARK, 20, "pass_no_hc_mark", "pass") /* hc: mark unknown */
+	X(XLB_PASS_NO_HC_MARK, 20, "pass_no_hc_mark", "pass") /* hc: not a probe */ \
+	X(XLB_TX_ICMP_FRAG_NEEDED, 21, "tx_icmp_frag_needed", "tx") /* too big, DF */ \
+	X(XLB_TX_ICMP6_TOO_BIG, 22, "tx_icmp6_too_big", "tx") /* too big, IPv6 */   \
+	X(XLB_DROP_TOO_BIG_NO_DF, 23, "drop_too_big_no_df", "drop") /* no ICMP */   \
+	X(XLB_DROP_FRAGMENT, 24, "drop_fragment", "drop") /* XLB_CFG_F_FRAG_DROP */ \
+	X(XLB_DROP_FRAG_UNMATCHED, 25, "drop_frag_unmatched", "drop")	      \
+	X(XLB_DROP_NOT_ALLOWED, 26, "drop_not_allowed", "drop") /* allow-list */    \
+	X(XLB_DROP_HC_UNKNOWN_MARK, 27, "drop_hc_unknown_mark", "drop") /* in range */
 
 enum xlb_reason {
 #define XLB_REASON_ENUM(sym, val, name, action) sym = val,
 	XLB_REASONS(XLB_REASON_ENUM)
 #undef XLB_REASON_ENUM
-	XLB_REASON_MAX = 21,
+	XLB_REASON_MAX = 28,
 };
 
 /* Events counted in xlb_event_stats (not final verdicts). */
@@ -315,14 +512,71 @@ enum xlb_reason {
 	X(XLB_EV_TX, 10, "xdp_tx")				  \
 	X(XLB_EV_REDIRECT, 11, "xdp_redirect")			  \
 	X(XLB_EV_DECAP, 12, "decap")				  \
-	X(XLB_EV_HC_ENCAP, 13, "hc_encap")
+	X(XLB_EV_HC_ENCAP, 13, "hc_encap")			  \
+	X(XLB_EV_AFFINITY_HIT, 14, "affinity_hit")		  \
+	X(XLB_EV_FRAG_TRACKED, 15, "frag_tracked") /* first */	  \
+	X(XLB_EV_FRAG_FOLLOW, 16, "frag_follow")   /* later */	  \
+	X(XLB_EV_CONN_CLOSED, 17, "conn_closed")   /* FIN/RST */
 
 enum xlb_event {
 #define XLB_EVENT_ENUM(sym, val, name) sym = val,
 	XLB_EVENTS(XLB_EVENT_ENUM)
 #undef XLB_EVENT_ENUM
-	XLB_EVENT_MAX = 14,
+	XLB_EVENT_MAX = 18,
 };
+
+/*
+ * The flow hash, exactly (tests and control recompute it): words are the
+ * key's bytes as 32-bit little-endian loads, after the VIP's hash flags
+ * zeroed what they exclude (XLB_VIP_F_NO_SPORT: sport; XLB_VIP_F_DPORT_ONLY:
+ * src and sport):
+ *   w = src[0..3], dst[0..3], sport | dport << 16, proto
+ *   h = XLB_HASH_SEED; for w: h = rotl32((h ^ w) * 0x9e3779b1, 13)
+ *   h ^= h >> 16; h *= 0x85ebca6b; h ^= h >> 13; h *= 0xc2b2ae35; h ^= h >> 16
+ * dataplane/hash.h wraps it in the balancer's subprogram.
+ */
+static inline __attribute__((always_inline)) __u32 xlb_hash_mix(__u32 h, __u32 w)
+{
+	h = (h ^ w) * 0x9e3779b1u;
+	return (h << 13) | (h >> 19);
+}
+
+static inline __attribute__((always_inline)) __u32
+xlb_flow_hash_words(const struct xlb_flow_key *flow, __u32 vip_flags)
+{
+	__u32 h = XLB_HASH_SEED, sport = flow->sport;
+	__u32 s0 = flow->src.v6[0], s1 = flow->src.v6[1];
+	__u32 s2 = flow->src.v6[2], s3 = flow->src.v6[3];
+
+	if (vip_flags & (XLB_VIP_F_NO_SPORT | XLB_VIP_F_DPORT_ONLY))
+		sport = 0;
+	if (vip_flags & XLB_VIP_F_DPORT_ONLY)
+		s0 = s1 = s2 = s3 = 0;
+	h = xlb_hash_mix(h, s0);
+	h = xlb_hash_mix(h, s1);
+	h = xlb_hash_mix(h, s2);
+	h = xlb_hash_mix(h, s3);
+	h = xlb_hash_mix(h, flow->dst.v6[0]);
+	h = xlb_hash_mix(h, flow->dst.v6[1]);
+	h = xlb_hash_mix(h, flow->dst.v6[2]);
+	h = xlb_hash_mix(h, flow->dst.v6[3]);
+	h = xlb_hash_mix(h, sport | ((__u32)flow->dport << 16));
+	h = xlb_hash_mix(h, flow->proto);
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
+/* The filter bit of an address (IPv4 in a->v4, the rest zero). */
+static inline __attribute__((always_inline)) __u32 xlb_vip_filter_bit(const union xlb_addr *a)
+{
+	__u32 x = a->v6[0] ^ a->v6[1] ^ a->v6[2] ^ a->v6[3];
+
+	return (x * 0x9e3779b1u) >> 20; /* the top 12 bits: 0 .. 4095 */
+}
 
 /* Userspace name tables, e.g. xlb_reason_name(-ret). */
 #ifndef __bpf__
@@ -364,12 +618,20 @@ _Static_assert(sizeof(struct xlb_vip_meta) == 12, "xlb_vip_meta");
 _Static_assert(sizeof(struct xlb_addr_key) == 20, "xlb_addr_key");
 _Static_assert(sizeof(struct xlb_real) == 20, "xlb_real");
 _Static_assert(sizeof(struct xlb_flow_key) == 40, "xlb_flow_key");
-_Static_assert(sizeof(struct xlb_conn) == 16, "xlb_conn");
+_Static_assert(sizeof(struct xlb_conn) == 24, "xlb_conn");
+_Static_assert(sizeof(struct xlb_affinity_key) == 24, "xlb_affinity_key");
+_Static_assert(sizeof(struct xlb_affinity) == 16, "xlb_affinity");
+_Static_assert(sizeof(struct xlb_frag_key) == 40, "xlb_frag_key");
+_Static_assert(sizeof(struct xlb_frag) == 16, "xlb_frag");
+_Static_assert(sizeof(struct xlb_allow_key) == 24, "xlb_allow_key");
+_Static_assert(sizeof(struct xlb_vip_filter) == 8 + XLB_VIP_FILTER_BITS / 8, "xlb_vip_filter");
 _Static_assert(sizeof(struct xlb_config) == 64, "xlb_config");
+_Static_assert(sizeof(struct xlb_iface) == 20, "xlb_iface");
 _Static_assert(sizeof(struct xlb_counter) == 16, "xlb_counter");
 _Static_assert(sizeof(struct xlb_lb_counter) == 24, "xlb_lb_counter");
 _Static_assert(sizeof(struct xlb_hc_real) == 20, "xlb_hc_real");
-_Static_assert(sizeof(struct xlb_hc_config) == 36, "xlb_hc_config");
-_Static_assert(XLB_REASON_MAX == 21, "bump XLB_REASON_MAX with the list");
+_Static_assert(sizeof(struct xlb_hc_config) == 52, "xlb_hc_config");
+_Static_assert(XLB_REASON_MAX == 28, "bump XLB_REASON_MAX with the list");
+_Static_assert(XLB_REASON_MAX <= XLB_STAT_SLOTS && XLB_EVENT_MAX <= XLB_STAT_SLOTS, "stat slots");
 
 #endif /* XLB_SHARED_H */

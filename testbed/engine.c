@@ -180,6 +180,11 @@ struct xbpf_vm *testbed_engine__vm(const struct testbed_engine *e)
 	return e->vm;
 }
 
+int testbed_engine__kernel_prog_fd(const struct testbed_engine *e)
+{
+	return e->kobj ? testbed_kobj__prog_fd(e->kobj) : -EINVAL;
+}
+
 static struct xbpf_map *user_map(struct testbed_engine *e, const char *name)
 {
 	struct xbpf_map *map = xbpf_object__find_map(e->obj, name);

@@ -177,6 +177,9 @@ int testbed_kobj__open_insns(const struct xbpf_insn *insns, size_t cnt, enum xbp
 	load_opts.log_buf = last_log;
 	load_opts.log_size = sizeof(last_log);
 	load_opts.log_level = 1;
+	/* as libbpf loads SEC("xdp"): a tail call may only join programs of one attach type */
+	if (ptype == BPF_PROG_TYPE_XDP)
+		load_opts.expected_attach_type = BPF_XDP;
 	ko->prog_fd = bpf_prog_load(ptype, "raw", "GPL", (const struct bpf_insn *)patched, cnt,
 				    &load_opts);
 	if (ko->prog_fd < 0) {
@@ -207,6 +210,11 @@ struct testbed_kobj *testbed_kobj__close(struct testbed_kobj *ko)
 		close(ko->raw_map_fds[i]);
 	free(ko);
 	return NULL;
+}
+
+int testbed_kobj__prog_fd(const struct testbed_kobj *ko)
+{
+	return ko ? ko->prog_fd : -EINVAL;
 }
 
 static int map_fd(struct testbed_kobj *ko, const char *name)

@@ -53,6 +53,11 @@ int testbed_kobj__map_get_next_key(struct testbed_kobj *obj, const char *map, co
 	return -EOPNOTSUPP;
 }
 
+int testbed_kobj__prog_fd(const struct testbed_kobj *obj)
+{
+	return -EOPNOTSUPP;
+}
+
 int testbed_kobj__test_run(struct testbed_kobj *obj, struct xbpf_test_run_opts *opts)
 {
 	return -EOPNOTSUPP;

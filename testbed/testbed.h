@@ -68,6 +68,8 @@ struct testbed_engine *testbed_engine__close(struct testbed_engine *engine);
 enum testbed_engine_kind testbed_engine__kind(const struct testbed_engine *engine);
 /* The userspace VM (NULL for the kernel engine). */
 struct xbpf_vm *testbed_engine__vm(const struct testbed_engine *engine);
+/* The kernel engine's program fd; -EINVAL for a userspace engine. */
+int testbed_engine__kernel_prog_fd(const struct testbed_engine *engine);
 
 int testbed_engine__map_spec(struct testbed_engine *engine, const char *map, struct xbpf_map_spec *ret_spec);
 /* Values per key as lookups return them: 1, or the CPU count of a per-CPU map. */
@@ -145,6 +147,9 @@ int testbed_kobj__map_info(struct testbed_kobj *obj, const char *map, struct xbp
 
 /* BPF_PROG_TEST_RUN with the same opts the userspace engines take. */
 int testbed_kobj__test_run(struct testbed_kobj *obj, struct xbpf_test_run_opts *opts);
+
+/* The loaded program's fd (a tail-call target for the benchmarks' wrapper); -EOPNOTSUPP without a kernel. */
+int testbed_kobj__prog_fd(const struct testbed_kobj *obj);
 
 /* ---- the seeds' L4 LB fixture ------------------------------------------- */
 

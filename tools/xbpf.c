@@ -12,7 +12,8 @@
  *
  * Commands are rows of one table (name, handler, options, one-line doc) and
  * options are declared once, with offsetof() into the command config; the
- * help text is generated from both tables.
+ * help text, `xbpf --man` and `xbpf --bash-completion` are generated from
+ * both tables by cli/ (xlb_cli.h), which lbctl and xlbd share.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "testbed.h"
+#include "xlb_cli.h"
 #include "xbpf_verifier.h"
 
 #define MAX_MAPS 64
@@ -45,124 +47,204 @@ struct cli_cfg {
 	const char *prog;
 	enum xbpf_prog_type type;
 	struct xbpf_map_spec maps[MAX_MAPS];
-	size_t map_cnt; /* follows maps[] for the OPT_MAP parser */
+	size_t map_cnt; /* follows maps[] for the --map parser */
 	const char *data_in;
 	const char *data_out;
 	const char *ctx_in;
-	int repeat;
+	uint32_t repeat;
 	enum testbed_engine_kind engine;
-	int log_level;
+	uint32_t log_level;
 	bool skip_verify;
 };
 
 /* ---- options ------------------------------------------------------------ */
 
-enum opt_kind {
-	OPT_STRING,
-	OPT_INT,
-	OPT_BOOL,
-	OPT_PROG_TYPE,
+static int parse_u32(const char *s, uint32_t *ret)
+{
+	uint64_t v;
+
+	if (xlb_cli_parse_u64(s, 0, UINT32_MAX, &v))
+		return -EINVAL;
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+/* --map TYPE:KEY_SIZE:VALUE_SIZE:MAX_ENTRIES */
+static int parse_map(const struct xlb_cli_opt *o, void *field, const char *arg, bool first,
+		     char *err, size_t errlen)
+{
+	struct cli_cfg *cfg = (struct cli_cfg *)((char *)field - offsetof(struct cli_cfg, maps));
+	char buf[128], *fields[4], *save = NULL, *tok;
+	struct xbpf_map_spec *spec;
+	int n = 0;
+
+	if (cfg->map_cnt >= MAX_MAPS || strlen(arg) >= sizeof(buf)) {
+		snprintf(err, errlen, "too many maps or too long");
+		return -E2BIG;
+	}
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (tok = strtok_r(buf, ":", &save); tok && n < 4; tok = strtok_r(NULL, ":", &save))
+		fields[n++] = tok;
+	spec = &cfg->maps[cfg->map_cnt];
+	memset(spec, 0, sizeof(*spec));
+	if (n != 4 || tok || xbpf_map_type_from_name(fields[0], &spec->type) ||
+	    parse_u32(fields[1], &spec->key_size) || parse_u32(fields[2], &spec->value_size) ||
+	    parse_u32(fields[3], &spec->max_entries)) {
+		snprintf(err, errlen, "'%.64s' is not TYPE:KEY_SIZE:VALUE_SIZE:MAX_ENTRIES", arg);
+		return -EINVAL;
+	}
+	snprintf(spec->name, sizeof(spec->name), "map%zu", cfg->map_cnt);
+	cfg->map_cnt++;
+	return 0;
+}
+
+static int parse_prog_type(const struct xlb_cli_opt *o, void *field, const char *val, bool first,
+			   char *err, size_t errlen)
+{
+	if (!xbpf_prog_type_from_name(val, field))
+		return 0;
+	snprintf(err, errlen, "unknown program type '%.32s'", val);
+	return -EINVAL;
+}
+
+static int parse_engine(const struct xlb_cli_opt *o, void *field, const char *val, bool first,
+			char *err, size_t errlen)
+{
+	if (!testbed_engine_kind_from_name(val, field))
+		return 0;
+	snprintf(err, errlen, "unknown engine '%.32s'", val);
+	return -EINVAL;
+}
+
+static const char *const prog_type_words[] = { "xdp", "sched_cls", "sched_act", "socket_filter",
+					       "tracepoint", NULL };
+static const char *const engine_words[] = { "interp", "jit", "kernel", NULL };
+
+#define F(FIELD) XLB_CLI_FIELD(struct cli_cfg, FIELD)
+#define OPT_TYPE                                                                               \
+	{ "type", 0, XLB_CLI_CUSTOM, F(type), .metavar = "T", .parse = parse_prog_type,            \
+	  .choices = prog_type_words, .complete = XLB_CLI_COMPLETE_WORDS, .def = "xdp",            \
+	  .doc = "raw program type: xdp|sched_cls|sched_act|socket_filter|tracepoint" }
+#define OPT_MAP                                                                                \
+	{ "map", 0, XLB_CLI_CUSTOM, XLB_CLI_F_REPEAT, F(maps), .metavar = "TYPE:KEY:VALUE:MAX",    \
+	  .parse = parse_map, .doc = "raw program map (repeatable; ld_imm64 src_reg=1 imm=N is the N-th)" }
+#define OPT_PROG { "prog", 0, XLB_CLI_STRING, F(prog), .metavar = "NAME", .doc = "program name" }
+#define OPT_DATA_IN                                                                            \
+	{ "data-in", 0, XLB_CLI_STRING, F(data_in), .metavar = "PKT",                              \
+	  .complete = XLB_CLI_COMPLETE_FILE, .doc = "input packet (or memory) file" }
+#define OPT_DATA_OUT                                                                           \
+	{ "data-out", 0, XLB_CLI_STRING, F(data_out), .metavar = "OUT",                            \
+	  .complete = XLB_CLI_COMPLETE_FILE, .doc = "write the resulting packet here" }
+#define OPT_CTX_IN                                                                             \
+	{ "ctx-in", 0, XLB_CLI_STRING, F(ctx_in), .metavar = "F",                                  \
+	  .complete = XLB_CLI_COMPLETE_FILE, .doc = "context image (struct xdp_md / __sk_buff)" }
+#define OPT_REPEAT                                                                             \
+	{ "repeat", 0, XLB_CLI_UINT, F(repeat), .metavar = "N", .min = 1, .max = 1000000000,       \
+	  .def = "1", .doc = "runs to average over" }
+#define OPT_SKIP_VERIFY                                                                        \
+	{ "skip-verify", 0, XLB_CLI_FLAG, F(skip_verify), .doc = "run without our verifier" }
+
+static const struct xlb_cli_opt dump_opts[] = { OPT_TYPE, OPT_MAP, { 0 } };
+static const struct xlb_cli_opt disasm_opts[] = { OPT_PROG, OPT_TYPE, OPT_MAP, { 0 } };
+static const struct xlb_cli_opt run_opts[] = {
+	OPT_PROG,
+	OPT_DATA_IN,
+	OPT_DATA_OUT,
+	OPT_CTX_IN,
+	OPT_REPEAT,
+	{ "engine", 0, XLB_CLI_CUSTOM, F(engine), .metavar = "E", .parse = parse_engine,
+	  .choices = engine_words, .complete = XLB_CLI_COMPLETE_WORDS, .def = "interp",
+	  .doc = "interp|jit|kernel" },
+	OPT_SKIP_VERIFY,
+	OPT_TYPE,
 	OPT_MAP,
-	OPT_ENGINE,
+	{ 0 },
 };
-
-struct cli_opt {
-	const char *name;
-	enum opt_kind kind;
-	size_t offset;
-	const char *metavar;
-	const char *doc;
+static const struct xlb_cli_opt verify_opts[] = {
+	OPT_PROG,
+	{ "log-level", 0, XLB_CLI_UINT, F(log_level), .metavar = "N", .max = 2, .def = "1",
+	  .doc = "verifier log level 0|1|2" },
+	OPT_TYPE,
+	OPT_MAP,
+	{ 0 },
 };
-
-#define OPT(NAME, KIND, FIELD, META, DOC) { NAME, KIND, offsetof(struct cli_cfg, FIELD), META, DOC }
-
-static const struct cli_opt opt_type =
-	OPT("type", OPT_PROG_TYPE, type, "T",
-	    "raw program type: xdp|sched_cls|sched_act|socket_filter|tracepoint (default xdp)");
-static const struct cli_opt opt_map =
-	OPT("map", OPT_MAP, maps, "TYPE:KEY:VALUE:MAX",
-	    "raw program map (repeatable; ld_imm64 src_reg=1 imm=N is the N-th)");
-static const struct cli_opt opt_prog = OPT("prog", OPT_STRING, prog, "NAME", "program name");
-static const struct cli_opt opt_data_in =
-	OPT("data-in", OPT_STRING, data_in, "PKT", "input packet (or memory) file");
-static const struct cli_opt opt_data_out =
-	OPT("data-out", OPT_STRING, data_out, "OUT", "write the resulting packet here");
-static const struct cli_opt opt_ctx_in =
-	OPT("ctx-in", OPT_STRING, ctx_in, "F", "context image (struct xdp_md / __sk_buff)");
-static const struct cli_opt opt_repeat =
-	OPT("repeat", OPT_INT, repeat, "N", "runs to average over (default 1)");
-static const struct cli_opt opt_engine_run =
-	OPT("engine", OPT_ENGINE, engine, "E", "interp|jit|kernel (default interp)");
-static const struct cli_opt opt_engine_user =
-	OPT("engine", OPT_ENGINE, engine, "E", "interp|jit (default interp)");
-static const struct cli_opt opt_log_level =
-	OPT("log-level", OPT_INT, log_level, "N", "verifier log level 0|1|2 (default 1)");
-static const struct cli_opt opt_skip_verify =
-	OPT("skip-verify", OPT_BOOL, skip_verify, NULL, "run without our verifier");
+static const struct xlb_cli_opt jit_opts[] = { OPT_PROG, OPT_SKIP_VERIFY, OPT_TYPE, OPT_MAP, { 0 } };
+static const struct xlb_cli_opt conformance_opts[] = {
+	{ "engine", 0, XLB_CLI_CUSTOM, F(engine), .metavar = "E", .parse = parse_engine,
+	  .choices = engine_words, .complete = XLB_CLI_COMPLETE_WORDS, .def = "interp",
+	  .doc = "interp|jit" },
+	{ 0 },
+};
+#undef F
 
 /* ---- commands ----------------------------------------------------------- */
 
-struct cli_cmd {
-	const char *name;
-	int (*handler)(struct cli_cfg *cfg);
-	const struct cli_opt *opts[12];
-	const char *args; /* positional arguments, for help */
-	int min_args, max_args;
-	const char *doc;
+static int cmd_dump(void *arg);
+static int cmd_disasm(void *arg);
+static int cmd_run(void *arg);
+static int cmd_verify(void *arg);
+static int cmd_jit(void *arg);
+static int cmd_conformance(void *arg);
+
+
+static const struct xlb_cli_cmd commands[] = {
+	{ "dump", "FILE", "list programs, their subprograms (name, first insn, length) and maps",
+	  dump_opts, 1, 1, XLB_CLI_COMPLETE_FILE, .run = cmd_dump },
+	{ "disasm", "FILE", "disassemble programs in the kernel's xlated syntax", disasm_opts, 1, 1,
+	  XLB_CLI_COMPLETE_FILE, .run = cmd_disasm },
+	{ "run", "FILE", "run a program once or --repeat times: retval, output length, ns per run",
+	  run_opts, 1, 1, XLB_CLI_COMPLETE_FILE, .run = cmd_run },
+	{ "verify", "FILE", "verify programs; exit 0 accepted, 1 rejected, 2 unusable input",
+	  verify_opts, 1, 1, XLB_CLI_COMPLETE_FILE, .run = cmd_verify },
+	{ "jit", "FILE", "JIT-compile a program: native size per subprogram, disassembly via objdump",
+	  jit_opts, 1, 1, XLB_CLI_COMPLETE_FILE, .run = cmd_jit },
+	{ "conformance-plugin", "[MEMORY_HEX]",
+	  "bpf_conformance plugin: program as hex bytes on stdin, print r0 in hex", conformance_opts,
+	  0, 1, .run = cmd_conformance },
+	{ 0 },
 };
 
-static int cmd_dump(struct cli_cfg *cfg);
-static int cmd_disasm(struct cli_cfg *cfg);
-static int cmd_run(struct cli_cfg *cfg);
-static int cmd_verify(struct cli_cfg *cfg);
-static int cmd_jit(struct cli_cfg *cfg);
-static int cmd_conformance(struct cli_cfg *cfg);
+enum { CMD_RUN = 2, CMD_CONFORMANCE = 5 };
 
-static const struct cli_cmd commands[] = {
-	{ "dump", cmd_dump, { &opt_type, &opt_map }, "FILE", 1, 1,
-	  "list programs, their subprograms (name, first insn, length) and maps" },
-	{ "disasm", cmd_disasm, { &opt_prog, &opt_type, &opt_map }, "FILE", 1, 1,
-	  "disassemble programs in the kernel's xlated syntax" },
-	{ "run", cmd_run,
-	  { &opt_prog, &opt_data_in, &opt_data_out, &opt_ctx_in, &opt_repeat, &opt_engine_run,
-	    &opt_skip_verify, &opt_type, &opt_map },
-	  "FILE", 1, 1, "run a program once or --repeat times: retval, output length, ns per run" },
-	{ "verify", cmd_verify, { &opt_prog, &opt_log_level, &opt_type, &opt_map }, "FILE", 1, 1,
-	  "verify programs; exit 0 accepted, 1 rejected, 2 unusable input" },
-	{ "jit", cmd_jit, { &opt_prog, &opt_skip_verify, &opt_type, &opt_map }, "FILE", 1, 1,
-	  "JIT-compile a program: native size per subprogram, disassembly via objdump" },
-	{ "conformance-plugin", cmd_conformance, { &opt_engine_user }, "[MEMORY_HEX]", 0, 1,
-	  "bpf_conformance plugin: program as hex bytes on stdin, print r0 in hex" },
+struct global_flags {
+	bool help, man, completion;
+};
+
+static const struct xlb_cli_opt global_opts[] = {
+	{ "help", 'h', XLB_CLI_FLAG, XLB_CLI_FIELD(struct global_flags, help), .doc = "show this help" },
+	{ "man", 0, XLB_CLI_FLAG, XLB_CLI_FIELD(struct global_flags, man),
+	  .doc = "print the man page (troff)" },
+	{ "bash-completion", 0, XLB_CLI_FLAG, XLB_CLI_FIELD(struct global_flags, completion),
+	  .doc = "print the bash completion script" },
+	{ 0 },
+};
+
+static const struct xlb_cli_section sections[] = {
+	{ "FILES", "FILE is an object built by clang -target bpf, or a raw program: a file of "
+		   "little-endian 8-byte instructions (recognised by the missing ELF magic) described "
+		   "by --type and repeated --map options; an ld_imm64 with src_reg 1 and imm N refers "
+		   "to the N-th --map." },
+	{ "EXIT STATUS", "0 success; 1 the program failed or was rejected; 2 unusable input or "
+			 "usage error." },
+	{ "SEE ALSO", "lbctl(8), xlbd(8)" },
+	{ 0 },
+};
+
+static const struct xlb_cli_prog program = {
+	.name = "xbpf",
+	.man_section = 1,
+	.summary = "load, verify, disassemble, run and JIT-compile eBPF programs with xlb's toolchain",
+	.description = "xbpf is the developer CLI of xlb's eBPF toolchain: the ELF loader and linker, "
+		       "the verifier, the interpreter, the JITs and (for run --engine kernel) the "
+		       "running kernel.",
+	.opts = global_opts,
+	.cmds = commands,
+	.sections = sections,
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-static void usage_cmd(FILE *f, const struct cli_cmd *cmd)
-{
-	const struct cli_opt *const *o;
-
-	fprintf(f, "  xbpf %s [OPTIONS] %s\n      %s\n", cmd->name, cmd->args, cmd->doc);
-	for (o = cmd->opts; *o; o++) {
-		char lhs[64];
-
-		snprintf(lhs, sizeof(lhs), "--%s%s%s", (*o)->name, (*o)->metavar ? " " : "",
-			 (*o)->metavar ? (*o)->metavar : "");
-		fprintf(f, "      %-28s %s\n", lhs, (*o)->doc);
-	}
-}
-
-static void usage(FILE *f)
-{
-	size_t i;
-
-	fprintf(f, "usage: xbpf COMMAND [OPTIONS] ARGS\n\n"
-		   "FILE is a BPF ELF object or a raw program (little-endian 8-byte insns).\n\n"
-		   "commands:\n");
-	for (i = 0; i < ARRAY_SIZE(commands); i++)
-		usage_cmd(f, &commands[i]);
-}
-
-static int err_usage(const struct cli_cmd *cmd, const char *fmt, ...)
+static int err_usage(const struct xlb_cli_cmd *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -172,123 +254,30 @@ static int err_usage(const struct cli_cmd *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\n");
 	if (cmd)
-		usage_cmd(stderr, cmd);
+		xlb_cli_cmd_help(stderr, &program, cmd);
 	return EXIT_USAGE;
 }
 
-static int parse_int(const char *s, int *ret)
+static int parse_args(const struct xlb_cli_cmd *cmd, struct cli_cfg *cfg, int argc, char **argv)
 {
-	char *end;
-	long v;
+	struct global_flags flags = { 0 };
+	struct xlb_cli_optset sets[] = { { cmd->opts, cfg, NULL }, { global_opts, &flags, NULL } };
+	char *args[argc + 1], err[256];
+	int nargs = 0;
 
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || end == s || *end || v < 0 || v > 1000000000)
-		return -EINVAL;
-	*ret = (int)v;
-	return 0;
-}
-
-static int parse_u32(const char *s, uint32_t *ret)
-{
-	int v;
-
-	if (parse_int(s, &v))
-		return -EINVAL;
-	*ret = (uint32_t)v;
-	return 0;
-}
-
-/* --map TYPE:KEY_SIZE:VALUE_SIZE:MAX_ENTRIES */
-static int parse_map(struct cli_cfg *cfg, const char *arg)
-{
-	char buf[128], *fields[4], *save = NULL, *tok;
-	struct xbpf_map_spec *spec;
-	int n = 0;
-
-	if (cfg->map_cnt >= MAX_MAPS || strlen(arg) >= sizeof(buf))
-		return -E2BIG;
-	snprintf(buf, sizeof(buf), "%s", arg);
-	for (tok = strtok_r(buf, ":", &save); tok && n < 4; tok = strtok_r(NULL, ":", &save))
-		fields[n++] = tok;
-	if (n != 4 || tok)
-		return -EINVAL;
-	spec = &cfg->maps[cfg->map_cnt];
-	memset(spec, 0, sizeof(*spec));
-	if (xbpf_map_type_from_name(fields[0], &spec->type) || parse_u32(fields[1], &spec->key_size) ||
-	    parse_u32(fields[2], &spec->value_size) || parse_u32(fields[3], &spec->max_entries))
-		return -EINVAL;
-	snprintf(spec->name, sizeof(spec->name), "map%zu", cfg->map_cnt);
-	cfg->map_cnt++;
-	return 0;
-}
-
-static int set_opt(struct cli_cfg *cfg, const struct cli_opt *o, const char *val)
-{
-	void *field = (char *)cfg + o->offset;
-
-	switch (o->kind) {
-	case OPT_STRING:
-		*(const char **)field = val;
-		return 0;
-	case OPT_INT:
-		return parse_int(val, field);
-	case OPT_BOOL:
-		*(bool *)field = true;
-		return 0;
-	case OPT_PROG_TYPE:
-		return xbpf_prog_type_from_name(val, field);
-	case OPT_MAP:
-		return parse_map(cfg, val);
-	case OPT_ENGINE:
-		return testbed_engine_kind_from_name(val, field);
+	if (xlb_cli_parse(sets, 2, argc, argv, 0, args, &nargs, NULL, err, sizeof(err)))
+		return err_usage(cmd, "%s", err);
+	if (flags.help) {
+		xlb_cli_cmd_help(stdout, &program, cmd);
+		exit(EXIT_OK);
 	}
-	return -EINVAL;
-}
-
-static int parse_args(const struct cli_cmd *cmd, struct cli_cfg *cfg, int argc, char **argv)
-{
-	int i;
-
-	for (i = 0; i < argc; i++) {
-		const struct cli_opt *const *o;
-		const char *arg = argv[i], *val = NULL, *eq;
-		size_t len;
-
-		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-			usage_cmd(stdout, cmd);
-			exit(EXIT_OK);
-		}
-		if (strncmp(arg, "--", 2) || !arg[2]) {
-			if (cfg->positional_cnt >= cmd->max_args)
-				return err_usage(cmd, "unexpected argument '%s'", arg);
-			cfg->positional[cfg->positional_cnt++] = arg;
-			continue;
-		}
-		arg += 2;
-		eq = strchr(arg, '=');
-		len = eq ? (size_t)(eq - arg) : strlen(arg);
-		/* Exact keyword match only, no prefixes. */
-		for (o = cmd->opts; *o; o++)
-			if (strlen((*o)->name) == len && !strncmp((*o)->name, arg, len))
-				break;
-		if (!*o)
-			return err_usage(cmd, "unknown option '%s' for %s", argv[i], cmd->name);
-		if ((*o)->kind == OPT_BOOL) {
-			if (eq)
-				return err_usage(cmd, "--%s takes no value", (*o)->name);
-		} else if (eq) {
-			val = eq + 1;
-		} else if (i + 1 < argc) {
-			val = argv[++i];
-		} else {
-			return err_usage(cmd, "--%s needs %s", (*o)->name, (*o)->metavar);
-		}
-		if (set_opt(cfg, *o, val))
-			return err_usage(cmd, "bad value '%s' for --%s", val ? val : "", (*o)->name);
-	}
-	if (cfg->positional_cnt < cmd->min_args)
+	if (nargs > cmd->max_args)
+		return err_usage(cmd, "unexpected argument '%s'", args[cmd->max_args]);
+	if (nargs < cmd->min_args)
 		return err_usage(cmd, "%s needs %s", cmd->name, cmd->args);
+	for (int i = 0; i < nargs; i++)
+		cfg->positional[i] = args[i];
+	cfg->positional_cnt = nargs;
 	return 0;
 }
 
@@ -361,8 +350,9 @@ static struct xbpf_prog *find_prog(const struct cli_cfg *cfg, struct xbpf_object
 
 /* ---- dump ---------------------------------------------------------------- */
 
-static int cmd_dump(struct cli_cfg *cfg)
+static int cmd_dump(void *arg)
 {
+	struct cli_cfg *cfg = arg;
 	struct xbpf_object *obj = open_object(cfg);
 	struct xbpf_prog *prog = NULL;
 	size_t i;
@@ -458,8 +448,9 @@ static void disasm_prog(struct xbpf_object *obj, const struct xbpf_prog *prog)
 	}
 }
 
-static int cmd_disasm(struct cli_cfg *cfg)
+static int cmd_disasm(void *arg)
 {
+	struct cli_cfg *cfg = arg;
 	struct xbpf_object *obj = open_object(cfg);
 	struct xbpf_prog *prog;
 
@@ -482,8 +473,9 @@ static int cmd_disasm(struct cli_cfg *cfg)
 
 /* ---- run ----------------------------------------------------------------- */
 
-static int cmd_run(struct cli_cfg *cfg)
+static int cmd_run(void *arg)
 {
+	struct cli_cfg *cfg = arg;
 	struct testbed_prog_src src = {
 		.path = cfg->positional[0],
 		.prog_name = cfg->prog,
@@ -500,7 +492,7 @@ static int cmd_run(struct cli_cfg *cfg)
 	int err, status = EXIT_USAGE;
 
 	if (!cfg->data_in)
-		return err_usage(&commands[2], "run needs --data-in");
+		return err_usage(&commands[CMD_RUN], "run needs --data-in");
 	err = read_file(cfg->data_in, &data, &data_len);
 	if (err) {
 		fprintf(stderr, "xbpf: %s: %s\n", cfg->data_in, strerror(-err));
@@ -613,8 +605,9 @@ static int verify_prog(const struct cli_cfg *cfg, const struct xbpf_prog *prog)
 	return EXIT_FAIL;
 }
 
-static int cmd_verify(struct cli_cfg *cfg)
+static int cmd_verify(void *arg)
 {
+	struct cli_cfg *cfg = arg;
 	struct xbpf_object *obj = open_object(cfg);
 	struct xbpf_prog *prog = NULL;
 	int status = EXIT_OK, st;
@@ -687,8 +680,9 @@ static void objdump_code(const void *code, size_t size)
 	unlink(out);
 }
 
-static int cmd_jit(struct cli_cfg *cfg)
+static int cmd_jit(void *arg)
 {
+	struct cli_cfg *cfg = arg;
 	XBPF_OPTS(xbpf_vm_opts, vm_opts, .engine = XBPF_ENGINE_JIT, .skip_verify = cfg->skip_verify);
 	struct xbpf_object *obj = open_object(cfg);
 	struct xbpf_prog *prog;
@@ -811,8 +805,9 @@ static char *read_stream(FILE *f)
 	return buf;
 }
 
-static int cmd_conformance(struct cli_cfg *cfg)
+static int cmd_conformance(void *arg)
 {
+	struct cli_cfg *cfg = arg;
 	XBPF_OPTS(xbpf_vm_opts, vm_opts, .skip_verify = true);
 	uint8_t *code = NULL, *mem = NULL;
 	size_t code_len = 0, mem_len = 0;
@@ -823,7 +818,7 @@ static int cmd_conformance(struct cli_cfg *cfg)
 	int status = EXIT_FAIL;
 
 	if (cfg->engine == TESTBED_ENGINE_KERNEL)
-		return err_usage(&commands[5], "conformance-plugin runs interp or jit");
+		return err_usage(&commands[CMD_CONFORMANCE], "conformance-plugin runs interp or jit");
 	vm_opts.engine = cfg->engine == TESTBED_ENGINE_JIT ? XBPF_ENGINE_JIT : XBPF_ENGINE_INTERP;
 	text = read_stream(stdin);
 	if (!text || parse_hex(text, &code, &code_len) || !code_len || code_len % XBPF_INSN_SIZE) {
@@ -883,24 +878,36 @@ int main(int argc, char **argv)
 		.engine = TESTBED_ENGINE_INTERP,
 		.log_level = 1,
 	};
-	size_t i;
-	int err;
+	struct global_flags flags = { 0 };
+	struct xlb_cli_optset globals = { global_opts, &flags, NULL };
+	const struct xlb_cli_cmd *cmd;
+	char *args[argc + 1], err[256];
+	int used = 0, words = 0;
 
-	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
-	    !strcmp(argv[1], "-h")) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+	if (xlb_cli_parse(&globals, 1, argc - 1, argv + 1, XLB_CLI_STOP_AT_ARG, args, NULL, &used,
+			  err, sizeof(err)))
+		return err_usage(NULL, "%s (try 'xbpf --help')", err);
+	used++;
+	if (flags.man || flags.completion) {
+		(flags.man ? xlb_cli_man : xlb_cli_bash_completion)(stdout, &program);
+		return EXIT_OK;
+	}
+	if (flags.help || (used < argc && !strcmp(argv[used], "help"))) {
+		xlb_cli_help(stdout, &program, NULL);
+		return EXIT_OK;
+	}
+	if (used >= argc) {
+		xlb_cli_help(stderr, &program, NULL);
+		return EXIT_USAGE;
 	}
 	xbpf_set_print(cli_print);
-	for (i = 0; i < ARRAY_SIZE(commands); i++) {
-		if (strcmp(argv[1], commands[i].name))
-			continue;
-		err = parse_args(&commands[i], &cfg, argc - 2, argv + 2);
-		if (err)
-			return err;
-		return commands[i].handler(&cfg);
+	cmd = xlb_cli_cmd__find(&program, argc - used, argv + used, &words);
+	if (!cmd) {
+		fprintf(stderr, "xbpf: unknown command '%s'\n", argv[used]);
+		xlb_cli_help(stderr, &program, NULL);
+		return EXIT_USAGE;
 	}
-	fprintf(stderr, "xbpf: unknown command '%s'\n", argv[1]);
-	usage(stderr);
-	return EXIT_USAGE;
+	if (parse_args(cmd, &cfg, argc - used - words, argv + used + words))
+		return EXIT_USAGE;
+	return cmd->run(&cfg);
 }

@@ -26,46 +26,6 @@
 
 #include "verifier_impl.h"
 
-static void xv_vrecord(struct xv_env *env, const char *fmt, va_list ap)
-{
-	struct xbpf_verify_info *info = env->info;
-	size_t n;
-
-	if (env->err_set)
-		return;
-	env->err_set = true;
-	env->err_insn = env->insn_idx;
-	if (!info)
-		return;
-	vsnprintf(info->err_msg, sizeof(info->err_msg), fmt, ap);
-	n = strlen(info->err_msg);
-	if (n && info->err_msg[n - 1] == '\n')
-		info->err_msg[n - 1] = '\0';
-}
-
-void xv_err(struct xv_env *env, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	xv_log_vprintf(&env->log, fmt, ap);
-	va_end(ap);
-	va_start(ap, fmt);
-	xv_vrecord(env, fmt, ap);
-	va_end(ap);
-}
-
-void xv_verbose(struct xv_env *env, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!env->log.level)
-		return;
-	va_start(ap, fmt);
-	xv_log_vprintf(&env->log, fmt, ap);
-	va_end(ap);
-}
-
 static const struct xbpf_map_spec *prog_map_spec(void *priv, int idx)
 {
 	const struct xbpf_prog *prog = priv;

@@ -1,42 +1,45 @@
 // SPDX-License-Identifier: MIT
 /*
- * xlb-bench-balancer - ns per packet of the XDP balancer under the kernel's
- * BPF_PROG_TEST_RUN (established flow, new flow, non-VIP), next to the
- * seeds' test_xdp_noinline measured the same way in the same run.
+ * xlb-bench-balancer - ns per packet of the XDP balancer on its three paths
+ * (established flow: LRU hit; TCP SYN: ring pick + LRU insert; non-VIP:
+ * XDP_PASS), next to the seeds' test_xdp_noinline on its harness packet,
+ * under the kernel, then under xlb's interpreter and JIT next to the kernel.
  *
- * "The same way": BPF_PROG_TEST_RUN with repeat = 1, called CALLS times,
- * mean of the kernel-measured duration.  (With repeat > 1 the kernel reruns
- * the program on the already rewritten frame, so an encapsulating program
- * would measure its own output after the first run.)
+ * Every figure is BPF_PROG_TEST_RUN with repeat through bench_path
+ * (bench/lib): each run sees the named packet (the frame is restored
+ * before it, the restore's cost subtracted), and the program's own counters
+ * must prove the path (LRU hits, new flows, the non-VIP pass reason, the
+ * seed's VIP packet counter), or the row says so instead of a figure.  The
+ * cases run interleaved (A B C D A B C D ...) for --rounds rounds; each
+ * ratio is taken within a round, and min / median / max are printed.
  *
- *   xlb-bench-balancer BALANCER_OBJ SEED_SCRIPT SEEDS_DIR WORKDIR [CALLS]
+ * Pinned to the CPU it starts on, on purpose: the LRU is per CPU, and an
+ * established flow is only met again on the CPU that inserted it.
+ *
+ *   xlb-bench-balancer --balancer OBJ --pristine OBJ [--seed-script PY
+ *       --seeds-dir DIR --workdir DIR] [--repeat N] [--rounds R]
+ *       [--engines LIST] [--json FILE]
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <sched.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
-#ifdef XLB_HAVE_XBPF
-#include "xbpf_engine.h"
-#endif
-
+#include "bench_path.h"
+#include "bench_report.h"
+#include "testbed.h"
 #include "xlb_shared.h"
 
-/* Map writes for the kernel (libbpf) or a userspace engine object. */
-typedef int (*update_fn)(void *obj, const char *map, const void *key, const void *val);
+enum { CASE_SEED, CASE_EST, CASE_SYN, CASE_NONVIP, CASE_CNT };
 
-static int kernel_update(void *obj, const char *map, const void *key, const void *val)
-{
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, map);
-
-	return m ? bpf_map_update_elem(bpf_map__fd(m), key, val, 0) : -ENOENT;
-}
+static const char *const case_names[CASE_CNT] = {
+	"seed test_xdp_noinline (pkt_v4: LRU miss, ring pick)",
+	"established flow (LRU hit)",
+	"TCP SYN (ring pick + LRU insert)",
+	"non-VIP (XDP_PASS)",
+};
 
 struct pkt4 {
 	uint8_t dst[6], src[6];
@@ -51,76 +54,6 @@ struct pkt4 {
 	uint8_t doff, flags;
 	uint16_t win, csum, urg;
 } __attribute__((packed));
-
-static double run_ns(int prog_fd, const void *pkt, size_t len, int calls, unsigned int *ret)
-{
-	static uint8_t out[4096];
-	unsigned long long total = 0;
-	int i;
-
-	for (i = 0; i < calls; i++) {
-		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt, .data_size_in = len,
-			    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
-
-		if (bpf_prog_test_run_opts(prog_fd, &opts)) {
-			fprintf(stderr, "test run: %s\n", strerror(errno));
-			return -1;
-		}
-		total += opts.duration;
-		*ret = opts.retval;
-	}
-	return (double)total / calls;
-}
-
-static int find_fd(struct bpf_object *obj, const char *name)
-{
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
-
-	return m ? bpf_map__fd(m) : -1;
-}
-
-static struct bpf_object *load(const char *path, int *prog_fd)
-{
-	struct bpf_object *obj = bpf_object__open_file(path, NULL);
-	struct bpf_program *prog;
-
-	if (!obj || bpf_object__load(obj)) {
-		fprintf(stderr, "cannot load %s\n", path);
-		return NULL;
-	}
-	bpf_object__for_each_program(prog, obj) {
-		if (bpf_program__type(prog) == BPF_PROG_TYPE_XDP) {
-			*prog_fd = bpf_program__fd(prog);
-			return obj;
-		}
-	}
-	return NULL;
-}
-
-static int setup_xlb(void *obj, update_fn update)
-{
-	struct xlb_vip_key vk = { .port = htons(80), .proto = 6, .family = XLB_FAMILY_V4 };
-	struct xlb_vip_meta vm = { .vip_num = 0, .ring_half = 0 };
-	struct xlb_config cfg = { .gw_mac = { 2, 0, 0, 0, 0, 0xfe }, .src4_plen = 16 };
-	uint32_t i, val, zero = 0;
-	int err = 0;
-
-	vk.addr.v4 = inet_addr("192.0.2.10");
-	cfg.src4 = inet_addr("10.255.0.0");
-	for (i = 0; !err && i < XLB_RING_SIZE; i++) {
-		val = 1 + i % 3;
-		err = update(obj, "xlb_rings", &i, &val);
-	}
-	for (i = 1; i <= 3; i++) {
-		struct xlb_real r = { .family = XLB_FAMILY_V4 };
-
-		r.addr.v4 = htonl(0x0a000000 + i);
-		err = err ?: update(obj, "xlb_reals", &i, &r);
-	}
-	err = err ?: update(obj, "xlb_vips", &vk, &vm);
-	err = err ?: update(obj, "xlb_config", &zero, &cfg);
-	return err ? -1 : 0;
-}
 
 static void tcp4(struct pkt4 *p, const char *dst, uint16_t dport, uint8_t flags)
 {
@@ -140,157 +73,217 @@ static void tcp4(struct pkt4 *p, const char *dst, uint16_t dport, uint8_t flags)
 	p->flags = flags;
 }
 
-#ifdef XLB_HAVE_XBPF
-static int xbpf_update(void *obj, const char *map, const void *key, const void *val)
+/* One VIP 192.0.2.10:80/tcp over three IPv4 reals, IPIP out, outer source from config. */
+static int setup_xlb(struct testbed_engine *e)
 {
-	struct xbpf_map *m = xbpf_object__find_map(obj, map);
-
-	return m ? xbpf_map__update(m, key, val, XBPF_ANY) : -ENOENT;
-}
-
-static double xbpf_run_ns(struct xbpf_vm *vm, const void *pkt, size_t len, int calls, unsigned int *ret)
-{
-	static uint8_t out[4096];
-	unsigned long long total = 0;
-	int i;
-
-	for (i = 0; i < calls; i++) {
-		struct xbpf_test_run_opts opts = { .sz = sizeof(opts), .data_in = pkt,
-			.data_size_in = len, .data_out = out, .data_size_out = sizeof(out), .repeat = 1 };
-
-		if (xbpf_vm__test_run(vm, &opts))
-			return -1;
-		total += opts.duration;
-		*ret = opts.retval;
-	}
-	return (double)total / calls;
-}
-
-/* The three balancer cases under one userspace engine. */
-static int xbpf_cases(const char *path, enum xbpf_engine_kind kind, int calls, double *ns, unsigned int *rv)
-{
-	struct xbpf_vm_opts vopts = { .sz = sizeof(vopts), .engine = kind };
-	struct xbpf_object *obj = xbpf_object__open_file(path, NULL);
-	struct xbpf_prog *prog = obj ? xbpf_object__find_prog(obj, "xlb_balancer") : NULL;
-	struct xbpf_vm *vm = prog ? xbpf_vm__new(prog, &vopts) : NULL;
-	struct pkt4 p;
-
-	if (!vm || setup_xlb(obj, xbpf_update) ||
-	    (kind == XBPF_ENGINE_JIT && xbpf_vm__engine(vm) != XBPF_ENGINE_JIT))
-		return -1;
-	tcp4(&p, "192.0.2.10", 80, 0x10);
-	ns[0] = xbpf_run_ns(vm, &p, sizeof(p), calls, &rv[0]);
-	tcp4(&p, "192.0.2.10", 80, 0x02);
-	ns[1] = xbpf_run_ns(vm, &p, sizeof(p), calls, &rv[1]);
-	tcp4(&p, "192.0.2.99", 80, 0x10);
-	ns[2] = xbpf_run_ns(vm, &p, sizeof(p), calls, &rv[2]);
-	xbpf_vm__free(vm);
-	xbpf_object__close(obj);
-	return 0;
-}
-#endif
-
-/* The seeds' own setup (test_progs.c test_xdp_noinline) and pkt_v4. */
-static int setup_seed(struct bpf_object *obj, struct pkt4 *p)
-{
-	struct { uint32_t v6[4]; uint16_t port; uint16_t family; uint8_t proto; } key;
-	struct { uint32_t flags, vip_num; } meta = { 0, 5 };
-	struct { uint32_t dst[4]; uint8_t flags; } real = { { 0xfeedbeef } };
-	uint32_t ch_key = 11, real_num = 3;
+	struct xlb_vip_key vk = { .port = htons(80), .proto = 6, .family = XLB_FAMILY_V4 };
+	struct xlb_vip_meta vm = { .vip_num = 0, .ring_half = 0 };
+	struct xlb_config cfg = { .gw_mac = { 2, 0, 0, 0, 0, 0xfe }, .src4_plen = 16 };
+	uint32_t i, val, zero = 0;
 	int err = 0;
 
-	memset(&key, 0, sizeof(key));
-	key.proto = 6;
-	err |= bpf_map_update_elem(find_fd(obj, "vip_map"), &key, &meta, 0);
-	err |= bpf_map_update_elem(find_fd(obj, "ch_rings"), &ch_key, &real_num, 0);
-	err |= bpf_map_update_elem(find_fd(obj, "reals"), &real_num, &real, 0);
-	memset(p, 0, sizeof(*p));
-	p->proto = htons(0x0800);
-	p->ver_ihl = 5;
-	p->protocol = 6;
-	p->tot_len = htons(123);
-	p->doff = 5 << 4;
-	p->urg = htons(123);
-	return err ? -1 : 0;
+	vk.addr.v4 = inet_addr("192.0.2.10");
+	cfg.src4 = inet_addr("10.255.0.0");
+	for (i = 0; !err && i < XLB_RING_SIZE; i++) {
+		val = 1 + i % 3;
+		err = testbed_engine__map_update(e, "xlb_rings", &i, &val);
+	}
+	for (i = 1; !err && i <= 3; i++) {
+		struct xlb_real r = { .family = XLB_FAMILY_V4 };
+
+		r.addr.v4 = htonl(0x0a000000 + i);
+		err = testbed_engine__map_update(e, "xlb_reals", &i, &r);
+	}
+	err = err ?: testbed_engine__map_update(e, "xlb_vips", &vk, &vm);
+	return err ?: testbed_engine__map_update(e, "xlb_config", &zero, &cfg);
 }
+
+#define EVENT(ev, n) { "xlb_event_stats", ev, offsetof(struct xlb_counter, packets), n }
+#define REASON(r, n) { "xlb_reason_stats", r, offsetof(struct xlb_counter, packets), n }
+/*
+ * The seed's struct lb_stats { u64 v2; u64 v1; }: [vip].v1 packets to the
+ * VIP, [512].v2 reals picked from the ring, [513].v2 TCP LRU misses.  Its
+ * connection-rate guard never lets it insert a flow, so its harness packet
+ * misses the LRU at every run: that is the seed's path, and the one checked.
+ */
+#define SEED_V1(key, n) { "stats", key, 8, n }
+#define SEED_V2(key, n) { "stats", key, 0, n }
+
+struct engine_cases {
+	struct testbed_engine *xlb, *seed;
+	struct bench_case c[CASE_CNT];
+};
+
+static struct pkt4 pkt_est, pkt_syn, pkt_nonvip;
+
+/* The four cases on one engine kind; a program that cannot open leaves its cases' engine NULL. */
+static void open_cases(enum testbed_engine_kind kind, const char *balancer, const char *seed_obj,
+		       struct engine_cases *ec)
+{
+	struct testbed_prog_src xsrc = { .path = balancer, .prog_name = "xlb_balancer" };
+	struct testbed_prog_src ssrc = { .path = seed_obj, .prog_name = "balancer_ingress" };
+	struct testbed_engine_opts o = { 0 };
+	const struct seed_lb_packet *pkts;
+
+	memset(ec, 0, sizeof(*ec));
+	if (testbed_engine__open(kind, &xsrc, &o, &ec->xlb) || setup_xlb(ec->xlb))
+		ec->xlb = testbed_engine__close(ec->xlb);
+	if (seed_obj) {
+		/* our verifier may still disagree with the 2017 program: time it unverified then */
+		int err = testbed_engine__open(kind, &ssrc, &o, &ec->seed);
+
+		if (err == -EACCES || err == -EINVAL) {
+			o.skip_verify = true;
+			err = testbed_engine__open(kind, &ssrc, &o, &ec->seed);
+		}
+		if (err || seed_lb_setup(ec->seed))
+			ec->seed = testbed_engine__close(ec->seed);
+	}
+	seed_lb_packets(&pkts);
+	ec->c[CASE_SEED] = (struct bench_case){ .name = case_names[CASE_SEED], .engine = ec->seed,
+		.pkt = pkts[0].data, .len = pkts[0].len, .retval = 1 /* XDP_DROP, as the seed ends */,
+		.counters = { SEED_V1(SEED_VIP_NUM, 1), SEED_V2(512, 1), SEED_V2(513, 1) } };
+	ec->c[CASE_EST] = (struct bench_case){ .name = case_names[CASE_EST], .engine = ec->xlb,
+		.pkt = (uint8_t *)&pkt_est, .len = sizeof(pkt_est), .retval = 3 /* XDP_TX */,
+		.counters = { EVENT(XLB_EV_LRU_HIT, 1), EVENT(XLB_EV_NEW_FLOW, 0), EVENT(XLB_EV_TX, 1) } };
+	ec->c[CASE_SYN] = (struct bench_case){ .name = case_names[CASE_SYN], .engine = ec->xlb,
+		.pkt = (uint8_t *)&pkt_syn, .len = sizeof(pkt_syn), .retval = 3,
+		.counters = { EVENT(XLB_EV_NEW_FLOW, 1), EVENT(XLB_EV_LRU_HIT, 0), EVENT(XLB_EV_TX, 1) } };
+	ec->c[CASE_NONVIP] = (struct bench_case){ .name = case_names[CASE_NONVIP], .engine = ec->xlb,
+		.pkt = (uint8_t *)&pkt_nonvip, .len = sizeof(pkt_nonvip), .retval = 2 /* XDP_PASS */,
+		.counters = { REASON(XLB_PASS_NOT_VIP, 1), EVENT(XLB_EV_TX, 0) } };
+}
+
+static void close_cases(struct engine_cases *ec)
+{
+	testbed_engine__close(ec->xlb);
+	testbed_engine__close(ec->seed);
+}
+
+static const char *usage =
+	"usage: xlb-bench-balancer --balancer OBJ --pristine OBJ [--seed-script PY --seeds-dir DIR\n"
+	"                          --workdir DIR] [--repeat N] [--rounds R] [--engines kernel,interp,jit]\n"
+	"                          [--json FILE]\n";
 
 int main(int argc, char **argv)
 {
-	int calls = argc > 5 ? atoi(argv[5]) : 100000, xfd = -1, sfd = -1, st;
-	struct bpf_object *xobj, *sobj = NULL;
-	double est, syn, nonvip, seed = -1;
-	char cmd[4096], seed_obj[4096];
-	unsigned int r1, r2, r3, r4 = 0;
-	struct pkt4 p;
-	cpu_set_t cpus;
+	static const struct option long_opts[] = {
+		{ "balancer", required_argument, NULL, 'b' }, { "pristine", required_argument, NULL, 'p' },
+		{ "seed-script", required_argument, NULL, 's' }, { "seeds-dir", required_argument, NULL, 'd' },
+		{ "workdir", required_argument, NULL, 'w' },	  { "repeat", required_argument, NULL, 'r' },
+		{ "rounds", required_argument, NULL, 'n' },	  { "engines", required_argument, NULL, 'e' },
+		{ "json", required_argument, NULL, 'j' },	  {},
+	};
+	const char *balancer = NULL, *pristine = NULL, *script = NULL, *seeds = NULL, *workdir = NULL;
+	const char *engines = "kernel,interp,jit", *json_path = NULL;
+	int repeat = 20000, rounds = 7, c, status = 0, cpu;
+	struct engine_cases kern, user;
+	struct bench_path *bp = NULL;
+	char seed_obj[4096] = "";
+	FILE *json;
 
-	if (argc < 5) {
-		fprintf(stderr, "usage: %s BALANCER_OBJ SEED_SCRIPT SEEDS_DIR WORKDIR [CALLS]\n", argv[0]);
-		return 2;
-	}
-	CPU_ZERO(&cpus);
-	CPU_SET(0, &cpus);
-	sched_setaffinity(0, sizeof(cpus), &cpus);
-	libbpf_set_print(NULL);
-	xobj = load(argv[1], &xfd);
-	if (!xobj || setup_xlb(xobj, kernel_update)) {
-		printf("SKIP: cannot load or set up %s (root needed)\n", argv[1]);
-		return 77;
-	}
-	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 '%s' '%s' '%s' >/dev/null 2>&1", argv[2], argv[3], argv[4]);
-	st = system(cmd);
-	snprintf(seed_obj, sizeof(seed_obj), "%s/test_xdp_noinline.o", argv[4]);
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		sobj = load(seed_obj, &sfd);
-	if (sobj && setup_seed(sobj, &p))
-		sobj = NULL;
-
-	tcp4(&p, "192.0.2.10", 80, 0x10);
-	est = run_ns(xfd, &p, sizeof(p), calls, &r1);
-	tcp4(&p, "192.0.2.10", 80, 0x02);
-	syn = run_ns(xfd, &p, sizeof(p), calls, &r2);
-	tcp4(&p, "192.0.2.99", 80, 0x10);
-	nonvip = run_ns(xfd, &p, sizeof(p), calls, &r3);
-	if (sobj) {
-		setup_seed(sobj, &p);
-		seed = run_ns(sfd, &p, sizeof(p), calls, &r4);
-	}
-	printf("BPF_PROG_TEST_RUN, repeat 1 x %d calls, mean kernel-measured ns per packet\n", calls);
-	printf("%-34s %8s %8s %s\n", "case", "ns/pkt", "retval", "vs seed test_xdp_noinline");
-	if (seed > 0)
-		printf("%-34s %8.1f %8u %8.2fx\n", "seed test_xdp_noinline (pkt_v4)", seed, r4, 1.0);
-	else
-		printf("%-34s %8s %8s (seed program not built: %s)\n", "seed test_xdp_noinline", "-", "-",
-		       "build-seed-progs.py failed or seeds absent");
-#define ROW(name, v, r)                                                                  \
-	do {                                                                             \
-		if (seed > 0)                                                            \
-			printf("%-34s %8.1f %8u %8.2fx\n", name, v, r, (v) / seed);       \
-		else                                                                     \
-			printf("%-34s %8.1f %8u\n", name, v, r);                         \
-	} while (0)
-	ROW("xlb established flow (LRU hit)", est, r1);
-	ROW("xlb new flow (SYN: ring + insert)", syn, r2);
-	ROW("xlb non-VIP (XDP_PASS)", nonvip, r3);
-#ifdef XLB_HAVE_XBPF
-	{
-		static const char *const names[] = { "established", "new flow", "non-VIP" };
-		enum xbpf_engine_kind kinds[] = { XBPF_ENGINE_INTERP, XBPF_ENGINE_JIT };
-		double ns[3];
-		unsigned int rv[3];
-		int k, c;
-
-		printf("\nxlb's userspace engines, same packets and method (xbpf_vm__test_run):\n");
-		for (k = 0; k < 2; k++) {
-			if (xbpf_cases(argv[1], kinds[k], calls, ns, rv)) {
-				printf("%-10s not available\n", xbpf_engine_name(kinds[k]));
-				continue;
-			}
-			for (c = 0; c < 3; c++)
-				printf("xlb %-6s %-22s %8.1f %8u %8.2fx kernel\n", xbpf_engine_name(kinds[k]),
-				       names[c], ns[c], rv[c], ns[c] / (c == 0 ? est : c == 1 ? syn : nonvip));
+	while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'b': balancer = optarg; break;
+		case 'p': pristine = optarg; break;
+		case 's': script = optarg; break;
+		case 'd': seeds = optarg; break;
+		case 'w': workdir = optarg; break;
+		case 'r': repeat = atoi(optarg); break;
+		case 'n': rounds = atoi(optarg); break;
+		case 'e': engines = optarg; break;
+		case 'j': json_path = optarg; break;
+		default: fputs(usage, stderr); return 2;
 		}
 	}
-#endif
-	return (r1 == 3 && r2 == 3 && r3 == 2) ? 0 : 1;
+	if (!balancer || !pristine || repeat < 1 || rounds < 1 || rounds > 1000) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	cpu = bench_path_pin_cpu();
+	if (bench_path__open(pristine, &bp)) {
+		printf("SKIP: cannot load %s (root and a BPF-capable kernel needed)\n", pristine);
+		return 77;
+	}
+	if (script && seeds && workdir) {
+		int st = seed_lb_build(script, seeds, workdir);
+
+		if (!st)
+			snprintf(seed_obj, sizeof(seed_obj), "%s/test_xdp_noinline.o", workdir);
+		else
+			printf("(seed program not built: %s)\n", st == 77 ? "seeds absent" : "build failed");
+	}
+	tcp4(&pkt_est, "192.0.2.10", 80, 0x10);
+	tcp4(&pkt_syn, "192.0.2.10", 80, 0x02);
+	tcp4(&pkt_nonvip, "192.0.2.99", 80, 0x10);
+	json = bench_report_json_open(json_path);
+
+	printf("xlb-bench-balancer: BPF_PROG_TEST_RUN, %d rounds x %d runs, each on the named packet "
+	       "(restore subtracted), path checked by counters; CPU %d; cases interleaved\n",
+	       rounds, repeat, cpu);
+	open_cases(TESTBED_ENGINE_KERNEL, balancer, seed_obj[0] ? seed_obj : NULL, &kern);
+	if (!kern.xlb) {
+		printf("SKIP: cannot load or set up %s in the kernel\n", balancer);
+		bench_path__close(bp);
+		return 77;
+	}
+	{
+		double ns[CASE_CNT * rounds];
+		int errs[CASE_CNT];
+		char whys[CASE_CNT][BENCH_WHY_MAX];
+
+		bench_path__interleave(bp, kern.c, CASE_CNT, rounds, repeat, ns, errs, whys);
+		bench_report_header(stdout);
+		for (int i = 0; i < CASE_CNT; i++) {
+			struct bench_row row = { .bench = "balancer", .name = case_names[i], .unit = "ns/pkt",
+						 .engine = "kernel" };
+
+			if (errs[i]) {
+				row.error = whys[i];
+				status = status ?: (i == CASE_SEED ? 0 : 1);
+			} else {
+				int with_ref = i != CASE_SEED && !errs[CASE_SEED];
+
+				row.ref = with_ref ? "kernel seed test_xdp_noinline" : NULL;
+				bench_row_fill(&row, &ns[i * rounds], with_ref ? &ns[CASE_SEED * rounds] : NULL,
+					       rounds);
+			}
+			bench_report_row(stdout, json, &row);
+		}
+		/* userspace engines, each interleaved case by case with the kernel */
+		for (int k = TESTBED_ENGINE_INTERP; k <= TESTBED_ENGINE_JIT; k++) {
+			const char *kname = testbed_engine_kind_name(k);
+
+			if (!strstr(engines, kname))
+				continue;
+			open_cases(k, balancer, seed_obj[0] ? seed_obj : NULL, &user);
+			for (int i = 0; i < CASE_CNT; i++) {
+				struct bench_case pair[2] = { kern.c[i], user.c[i] };
+				struct bench_row row = { .bench = "balancer", .name = case_names[i], .unit = "ns/pkt",
+							 .engine = kname, .ref = "kernel" };
+				double pns[2 * rounds];
+				int perr[2];
+				char pwhy[2][BENCH_WHY_MAX];
+
+				if (!pair[0].engine || !pair[1].engine)
+					continue;
+				/* fewer rounds for the slow interpreter would bias nothing: same count */
+				bench_path__interleave(bp, pair, 2, rounds, k == TESTBED_ENGINE_INTERP ? repeat / 8 + 1 : repeat,
+						       pns, perr, pwhy);
+				if (perr[0] || perr[1])
+					row.error = perr[1] ? pwhy[1] : pwhy[0];
+				else
+					bench_row_fill(&row, &pns[rounds], &pns[0], rounds);
+				bench_report_row(stdout, json, &row);
+				if (row.error && i != CASE_SEED)
+					status = 1;
+			}
+			close_cases(&user);
+		}
+	}
+	close_cases(&kern);
+	bench_path__close(bp);
+	if (json)
+		fclose(json);
+	return status;
 }

@@ -1,19 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_jit.c - xbpf-bench-jit: ns per packet of the JIT against the
- * interpreter and the kernel's JIT (BPF_PROG_TEST_RUN with repeat), on the
- * seeds' two LB programs (their harness's packets) and on xlb's balancer
- * (one VIP, one real, TCP flow), all measured in one run; prints JIT/interp
- * and JIT/kernel ratios.  Userspace figures exclude the packet restore
- * before each run (timed separately), as the kernel's exclude its setup.
+ * bench_jit.c - xbpf-bench-jit: ns per packet of xlb's interpreter and JIT
+ * against the kernel's JIT, on a synthetic compute-bound program, the
+ * seeds' two LB programs (their harness's packets) and xlb's balancer (an
+ * established flow), all in one run; prints jit/kernel, interp/kernel and
+ * jit/interp ratios, each taken within a round and given as min / median /
+ * max over the rounds.
  *
- * With --like-kernel every engine is timed as the kernel is: one test_run
- * with repeat, the packet not restored between runs, integer ns per run;
- * then a program that rewrites its packet is timed on the same path in
- * every column.
+ * Every engine is timed through bench_path (bench/lib): each run sees the
+ * named packet (XDP frames restored before every run, the restore and a
+ * null program's entry subtracted alike on every engine; the tc program
+ * leaves its packet as it is and is timed by test_run with repeat), the
+ * three engines interleaved round by round, and the programs' own counters
+ * must prove the path (the seeds' VIP packet and LRU-miss counters, the
+ * balancer's LRU hits), or the row says what went wrong instead of a
+ * figure.  --like-kernel is accepted for older scripts: every engine is
+ * now timed the kernel's way (the wrapper's semantics) by default.
+ *
+ * Pinned to the CPU it starts on, on purpose: per-CPU LRUs and counters.
  *
  * usage: xbpf-bench-jit [--seeds-dir DIR] [--workdir DIR] [--balancer OBJ]
- *                       [--repeat N] [--rounds R] [--like-kernel]
+ *                       [--pristine OBJ] [--repeat N] [--rounds R] [--json FILE]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,6 +32,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "bench_path.h"
+#include "bench_report.h"
 #include "testbed.h"
 #include "xlb_shared.h"
 
@@ -34,6 +43,9 @@
 #ifndef XLB_SEED_SCRIPT
 #define XLB_SEED_SCRIPT "testbed/build-seed-progs.py"
 #endif
+#ifndef XLB_PRISTINE_OBJ
+#define XLB_PRISTINE_OBJ "bench/lib/pristine.bpf.o"
+#endif
 #ifndef XLB_BALANCER_OBJ
 #define XLB_BALANCER_OBJ "dataplane/balancer.bpf.o"
 #endif
@@ -41,150 +53,82 @@
 enum { E_INTERP, E_JIT, E_KERNEL, E_CNT };
 static const enum testbed_engine_kind kinds[E_CNT] = { TESTBED_ENGINE_INTERP, TESTBED_ENGINE_JIT, TESTBED_ENGINE_KERNEL };
 
-static int repeat = 2000, rounds = 60; /* many short rounds: the best one escapes a busy host */
-static bool like_kernel; /* time every engine by test_run with repeat, as the kernel */
+static int repeat = 4000, rounds = 15;
+static struct bench_path *bp;
+static FILE *json;
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-/* Kernel (or, like_kernel, any engine): lowest test_run mean of `rounds` runs (least disturbed). */
-static double measure_kernel(struct testbed_engine *e, const uint8_t *pkt, uint32_t len, uint32_t *ret_retval)
-{
-	double best = -1;
-
-	for (int r = 0; r < rounds; r++) {
-		uint8_t out[512];
-		XBPF_OPTS(xbpf_test_run_opts, opts, .data_in = pkt, .data_size_in = len, .data_out = out,
-			  .data_size_out = sizeof(out), .repeat = repeat);
-
-		if (testbed_engine__test_run(e, &opts))
-			return -1;
-		*ret_retval = opts.retval;
-		if (best < 0 || opts.duration < best)
-			best = opts.duration;
-	}
-	return best;
-}
-
-/*
- * Userspace engines: the packet must be restored before every run (the LB
- * programs encapsulate it), so time restore+run and restore alone, best of
- * `rounds` each, and report the difference, in fractional ns.
- */
-static double measure_user(struct testbed_engine *e, enum xbpf_prog_type type, const uint8_t *pkt, uint32_t len,
-			   uint32_t *ret_retval)
-{
-	struct xbpf_vm *vm = testbed_engine__vm(e);
-	XBPF_OPTS(xbpf_test_run_opts, opts, .data_in = pkt, .data_size_in = len);
-	struct xbpf_run_ctx *ctx = NULL;
-	double best_both = -1, best_reset = -1;
-	uint64_t r0 = 0;
-
-	if (!vm)
-		return -1;
-	{
-		/* One checked run first: a program that stops early (missing helper) is not timed. */
-		uint8_t out[512];
-		XBPF_OPTS(xbpf_test_run_opts, check, .data_in = pkt, .data_size_in = len, .data_out = out,
-			  .data_size_out = sizeof(out), .repeat = 1);
-
-		if (testbed_engine__test_run(e, &check))
-			return -1;
-	}
-	if (xbpf_run_ctx__new(type, &opts, &ctx))
-		return -1;
-	for (int r = 0; r < rounds; r++) {
-		double t0 = now_ns(), t1;
-
-		for (int i = 0; i < repeat; i++)
-			xbpf_run_ctx__reset(ctx);
-		t1 = now_ns() - t0;
-		if (best_reset < 0 || t1 < best_reset)
-			best_reset = t1;
-		t0 = now_ns();
-		for (int i = 0; i < repeat; i++) {
-			xbpf_run_ctx__reset(ctx);
-			r0 = xbpf_vm__exec(vm, xbpf_run_ctx__r1(ctx), xbpf_run_ctx__r2(ctx));
-		}
-		t1 = now_ns() - t0;
-		if (best_both < 0 || t1 < best_both)
-			best_both = t1;
-	}
-	xbpf_run_ctx__free(ctx);
-	*ret_retval = (uint32_t)r0;
-	return best_both > best_reset ? (best_both - best_reset) / repeat : 0;
-}
-
-static double measure(int engine, struct testbed_engine *e, enum xbpf_prog_type type, const uint8_t *pkt,
-		      uint32_t len, uint32_t *ret_retval)
-{
-	if (engine == E_KERNEL || like_kernel)
-		return measure_kernel(e, pkt, len, ret_retval);
-	return measure_user(e, type, pkt, len, ret_retval);
-}
+/* the seeds' struct lb_stats / vip_stats: packets at byte 8, the LRU-miss and ring-pick counters at 0 */
+#define SEED_VIP_PKTS { "stats", SEED_VIP_NUM, 8, 1 }
 
 static void print_header(void)
 {
-	printf("%-22s %-8s %9s %9s %9s %11s %11s\n", "program", "packet", "interp", "jit", "kernel",
-	       "jit/interp", "jit/kernel");
+	printf("%-20s %-8s %9s %9s %9s  %-23s %-23s %s\n", "program", "packet", "interp", "jit", "kernel",
+	       "jit/kernel min/med/max", "interp/kernel", "jit/interp");
 }
 
-static void print_row(const char *prog, const char *pkt, struct testbed_engine *const eng[E_CNT],
-		      enum xbpf_prog_type type, const uint8_t *data, uint32_t len)
+static void ratio_cell(char *buf, size_t len, const struct bench_stats *s)
 {
-	double ns[E_CNT];
-	uint32_t rv[E_CNT] = { 0 };
-	char cell[E_CNT][16], r1[16] = "-", r2[16] = "-";
+	if (s->n)
+		snprintf(buf, len, "%.3f/%.3f/%.3f", s->min, s->median, s->max);
+	else
+		snprintf(buf, len, "-");
+}
 
+/*
+ * One row: the three engines interleaved round by round on one case (the
+ * engines differ, the packet, expected action and counters do not).
+ */
+static void print_row(const char *prog, const char *pkt, struct testbed_engine *const eng[E_CNT],
+		      const struct bench_case *tmpl)
+{
+	struct bench_case cases[E_CNT];
+	double ns[E_CNT * rounds];
+	int errs[E_CNT];
+	char whys[E_CNT][BENCH_WHY_MAX], name[64], cells[E_CNT][16], rc[3][32];
+	struct bench_row rows[E_CNT] = { 0 };
+	struct bench_stats med[E_CNT] = { 0 };
+
+	snprintf(name, sizeof(name), "%s %s", prog, pkt);
 	for (int e = 0; e < E_CNT; e++) {
-		ns[e] = eng[e] ? measure(e, eng[e], type, data, len, &rv[e]) : -1;
-		if (ns[e] < 0)
-			snprintf(cell[e], sizeof(cell[e]), "-");
-		else
-			snprintf(cell[e], sizeof(cell[e]), "%.1f", ns[e]);
+		cases[e] = *tmpl;
+		cases[e].name = name;
+		cases[e].engine = eng[e];
 	}
-	if (ns[E_JIT] > 0 && ns[E_INTERP] > 0)
-		snprintf(r1, sizeof(r1), "%.3f", ns[E_JIT] / ns[E_INTERP]);
-	if (ns[E_JIT] > 0 && ns[E_KERNEL] > 0)
-		snprintf(r2, sizeof(r2), "%.3f", ns[E_JIT] / ns[E_KERNEL]);
-	printf("%-22s %-8s %9s %9s %9s %11s %11s\n", prog, pkt, cell[E_INTERP], cell[E_JIT], cell[E_KERNEL],
-	       r1, r2);
-	if (ns[E_KERNEL] >= 0 && !like_kernel) {
-		/*
-		 * BPF_PROG_TEST_RUN with repeat runs on the packet the previous
-		 * iteration left: a program that rewrites it (encapsulation) is
-		 * timed on a different path after the first run (like_kernel:
-		 * in every column alike).
-		 */
-		uint8_t out[512];
-		XBPF_OPTS(xbpf_test_run_opts, once, .data_in = data, .data_size_in = len, .data_out = out,
-			  .data_size_out = sizeof(out), .repeat = 1);
-
-		if (!testbed_engine__test_run(eng[E_KERNEL], &once) && once.retval != rv[E_KERNEL]) {
-			double best = -1;
-
-			/* time single runs instead, each on the original packet */
-			for (int i = 0; i < rounds * 50; i++) {
-				once.data_size_out = sizeof(out);
-				if (!testbed_engine__test_run(eng[E_KERNEL], &once) && (best < 0 || once.duration < best))
-					best = once.duration;
-			}
-			printf("  (kernel: first run returns %u, repeated runs %u as they see the packet the run "
-			       "before rewrote: the kernel column times another path.  Best single kernel run, "
-			       "setup included, so an upper bound: %.1f ns; jit/that: %.3f)\n",
-			       once.retval, rv[E_KERNEL], best, best > 0 ? ns[E_JIT] / best : 0);
-			rv[E_KERNEL] = once.retval;
+	bench_path__interleave(bp, cases, E_CNT, rounds, repeat, ns, errs, whys);
+	for (int e = 0; e < E_CNT; e++) {
+		rows[e] = (struct bench_row){ .bench = "engines", .name = name, .unit = "ns/pkt",
+					      .engine = testbed_engine_kind_name(kinds[e]) };
+		if (errs[e]) {
+			rows[e].error = whys[e];
+			snprintf(cells[e], sizeof(cells[e]), "-");
+			continue;
+		}
+		bench_stats_of(&ns[e * rounds], rounds, &med[e]);
+		snprintf(cells[e], sizeof(cells[e]), "%.1f", med[e].median);
+		if (e != E_KERNEL && !errs[E_KERNEL]) {
+			rows[e].ref = "kernel";
+			bench_row_fill(&rows[e], &ns[e * rounds], &ns[E_KERNEL * rounds], rounds);
+		} else {
+			bench_row_fill(&rows[e], &ns[e * rounds], NULL, rounds);
 		}
 	}
-	for (int e = 0; e < E_CNT; e++)
-		if (ns[e] >= 0 && ns[E_JIT] >= 0 && rv[e] != rv[E_JIT])
-			printf("  (warning: %s returned %u, the JIT %u)\n", testbed_engine_kind_name(kinds[e]), rv[e],
-			       rv[E_JIT]);
+	{
+		struct bench_row ji = { 0 };
+
+		if (!errs[E_JIT] && !errs[E_INTERP])
+			bench_row_fill(&ji, &ns[E_JIT * rounds], &ns[E_INTERP * rounds], rounds);
+		ratio_cell(rc[0], sizeof(rc[0]), &rows[E_JIT].ratio);
+		ratio_cell(rc[1], sizeof(rc[1]), &rows[E_INTERP].ratio);
+		ratio_cell(rc[2], sizeof(rc[2]), &ji.ratio);
+	}
+	printf("%-20s %-8s %9s %9s %9s  %-23s %-23s %s\n", prog, pkt, cells[E_INTERP], cells[E_JIT],
+	       cells[E_KERNEL], rc[0], rc[1], rc[2]);
+	for (int e = 0; e < E_CNT; e++) {
+		if (errs[e] && eng[e])
+			printf("  (%s not measured: %s)\n", testbed_engine_kind_name(kinds[e]), whys[e]);
+		if (json && eng[e])
+			bench_report_row(NULL, json, &rows[e]);
+	}
 }
 
 /* Open prog in every engine; an engine missing or refusing it leaves NULL (and says why). */
@@ -239,8 +183,17 @@ static void bench_seeds(const char *seeds_dir, const char *workdir)
 				printf("(%s: %s map setup failed)\n", sp->name, testbed_engine_kind_name(kinds[e]));
 				eng[e] = testbed_engine__close(eng[e]);
 			}
-		for (int p = 0; p < 2; p++)
-			print_row(sp->name, p ? "pkt_v6" : "pkt_v4", eng, sp->type, pkts[p].data, pkts[p].len);
+		for (int p = 0; p < 2; p++) {
+			/* the seeds' path: the VIP counted, the LRU missed, a real picked from the ring */
+			struct bench_case c = { .pkt = pkts[p].data, .len = pkts[p].len, .retval = sp->expect_retval,
+						.type = sp->type, .counters = { SEED_VIP_PKTS } };
+
+			if (sp->type == XBPF_PROG_XDP) {
+				c.counters[1] = (struct bench_counter){ "stats", 512, 0, 1 };
+				c.counters[2] = (struct bench_counter){ "stats", 513, 0, 1 };
+			}
+			print_row(sp->name, p ? "pkt_v6" : "pkt_v4", eng, &c);
+		}
 		for (int e = 0; e < E_CNT; e++)
 			testbed_engine__close(eng[e]);
 	}
@@ -357,6 +310,29 @@ static size_t synthetic_prog(struct xbpf_insn *p)
 	return n;
 }
 
+/* What synthetic_prog returns for pkt, computed in C from the same definition. */
+static uint32_t synthetic_result(const uint8_t *pkt)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (int k = 0; k < 4; k++) {
+		for (int w = 0; w < 2; w++) {
+			uint64_t r3;
+
+			memcpy(&r3, pkt + 16 * k + 8 * w, sizeof(r3));
+			for (int round = 0; round < 8; round++) {
+				h ^= r3;
+				h *= 0x100000001b3ULL;
+				h ^= h >> (29 + round);
+				h += (uint64_t)(int64_t)(int32_t)(0x9e3779b9u + (uint32_t)round);
+				r3 = (uint32_t)((uint32_t)h << (7 + round));
+			}
+			h /= (uint64_t)(7 + w);
+		}
+	}
+	return (uint32_t)(h & 3);
+}
+
 static void bench_synthetic(const char *workdir)
 {
 	struct xbpf_insn insns[512];
@@ -379,7 +355,12 @@ static void bench_synthetic(const char *workdir)
 	for (size_t i = 0; i < sizeof(pkt); i++)
 		pkt[i] = (uint8_t)(i * 37 + 11);
 	open_all("synthetic-hash", &src, eng);
-	print_row("synthetic-hash", "128B", eng, XBPF_PROG_XDP, pkt, sizeof(pkt));
+	{
+		/* no maps: the path is proven by the hash it returns (computed here from the same bytes) */
+		struct bench_case c = { .pkt = pkt, .len = sizeof(pkt), .retval = synthetic_result(pkt) };
+
+		print_row("synthetic-hash", "128B", eng, &c);
+	}
 	for (int e = 0; e < E_CNT; e++)
 		testbed_engine__close(eng[e]);
 }
@@ -404,7 +385,15 @@ static void bench_balancer(const char *obj)
 			eng[e] = testbed_engine__close(eng[e]);
 		}
 	len = balancer_packet(pkt);
-	print_row("xlb_balancer", "tcp_v4", eng, XBPF_PROG_XDP, pkt, len);
+	{
+		/* an established flow: an LRU hit, no new flow, XDP_TX */
+		struct bench_case c = { .pkt = pkt, .len = len, .retval = 3,
+			.counters = { { "xlb_event_stats", XLB_EV_LRU_HIT, offsetof(struct xlb_counter, packets), 1 },
+				      { "xlb_event_stats", XLB_EV_NEW_FLOW, offsetof(struct xlb_counter, packets), 0 },
+				      { "xlb_event_stats", XLB_EV_TX, offsetof(struct xlb_counter, packets), 1 } } };
+
+		print_row("xlb_balancer", "est_v4", eng, &c);
+	}
 	for (int e = 0; e < E_CNT; e++)
 		testbed_engine__close(eng[e]);
 }
@@ -417,11 +406,14 @@ int main(int argc, char **argv)
 		{ "balancer", required_argument, NULL, 'b' },
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "rounds", required_argument, NULL, 'n' },
+		{ "pristine", required_argument, NULL, 'p' },
+		{ "json", required_argument, NULL, 'j' },
 		{ "like-kernel", no_argument, NULL, 'k' },
 		{},
 	};
 	const char *seeds_dir = XLB_SEEDS_DIR, *workdir = "/tmp/xbpf-bench-jit", *balancer = XLB_BALANCER_OBJ;
-	int c;
+	const char *pristine = XLB_PRISTINE_OBJ, *json_path = NULL;
+	int c, cpu;
 
 	while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
 		switch (c) {
@@ -430,24 +422,31 @@ int main(int argc, char **argv)
 		case 'b': balancer = optarg; break;
 		case 'r': repeat = atoi(optarg); break;
 		case 'n': rounds = atoi(optarg); break;
-		case 'k': like_kernel = true; break;
+		case 'p': pristine = optarg; break;
+		case 'j': json_path = optarg; break;
+		case 'k': break; /* the default now (see the top) */
 		default:
 			fprintf(stderr, "usage: xbpf-bench-jit [--seeds-dir DIR] [--workdir DIR] [--balancer OBJ] "
-					"[--repeat N] [--rounds R] [--like-kernel]\n");
+					"[--pristine OBJ] [--repeat N] [--rounds R] [--json FILE]\n");
 			return 2;
 		}
 	}
 	if (repeat < 1 || rounds < 1)
 		return 2;
-	if (!testbed_kernel_available())
-		printf("(no kernel engine in this build: kernel column empty)\n");
-	printf("xbpf-bench-jit: ns/packet, best of %d rounds x %d runs; ratios from this run%s\n", rounds, repeat,
-	       like_kernel ? "; every engine timed as the kernel (test_run repeat, no restore)" : "");
+	cpu = bench_path_pin_cpu();
+	if (bench_path__open(pristine, &bp))
+		printf("(cannot load the wrapper %s: kernel column empty)\n", pristine);
+	json = bench_report_json_open(json_path);
+	printf("xbpf-bench-jit: median ns/packet of %d interleaved rounds x %d runs, each run on the named packet, "
+	       "path checked by counters; CPU %d; ratios round by round\n", rounds, repeat, cpu);
 	print_header();
 	if (mkdir(workdir, 0755) && errno != EEXIST)
 		fprintf(stderr, "mkdir %s: %s\n", workdir, strerror(errno));
 	bench_synthetic(workdir);
 	bench_seeds(seeds_dir, workdir);
 	bench_balancer(balancer);
+	bench_path__close(bp);
+	if (json)
+		fclose(json);
 	return 0;
 }

@@ -112,7 +112,7 @@ static void test_objects(void)
 	struct xlb_vip_cfg v;
 
 	CHECK(vip("{\"address\":\"10.0.0.1\",\"port\":80}", &v) == 0 && v.proto == IPPROTO_TCP &&
-		      v.encap == XLB_ENC_IPIP && v.hc.type == XLB_HC_NONE,
+		      v.encap == XLB_ENCAP_IP && v.hc.type == XLB_HC_NONE,
 	      "defaults");
 	free(v.reals);
 	CHECK(vip("{\"address\":\"2001:db8::1\",\"port\":443,\"proto\":\"udp\",\"encap\":\"gue\","
@@ -121,7 +121,7 @@ static void test_objects(void)
 		  "\"reals\":[{\"address\":\"10.1.0.1\",\"weight\":5},{\"address\":\"10.1.0.2\",\"state\":\"draining\"}]}",
 		  &v) == 0,
 	      "full");
-	CHECK(v.flags == (XLB_VIPF_QUIC | XLB_VIPF_NO_SPORT) && v.real_cnt == 2 &&
+	CHECK(v.flags == (XLB_VIP_F_QUIC | XLB_VIP_F_NO_SPORT) && v.real_cnt == 2 &&
 		      v.reals[0].weight == 5 && v.reals[1].state == XLB_REAL_DRAINING &&
 		      v.hc.fall == 3 && !strcmp(v.hc.path, "/h"),
 	      "full fields");
@@ -148,7 +148,7 @@ static void test_objects(void)
 		struct xlb_err err;
 
 		CHECK(j && !xlb_vip_from_json(j, &w, true, &err), "rt decode");
-		CHECK(w.flags == XLB_VIPF_LOCAL && w.real_cnt == 1 && w.reals[0].weight == 3,
+		CHECK(w.flags == XLB_VIP_F_LOCAL && w.real_cnt == 1 && w.reals[0].weight == 3,
 		      "rt fields");
 		free(w.reals);
 		json_decref(j);
@@ -195,7 +195,7 @@ static void test_config(void)
 	CHECK(cfg(yaml_cfg, &st) == 0, "yaml");
 	CHECK(st.vip_cnt == 2 && st.vips[0].real_cnt == 2 && st.vips[0].reals[1].weight == 2 &&
 		      st.vips[0].hc.type == XLB_HC_TCP && st.vips[1].proto == IPPROTO_UDP &&
-		      st.vips[1].flags == XLB_VIPF_NO_SPORT,
+		      st.vips[1].flags == XLB_VIP_F_NO_SPORT,
 	      "yaml fields");
 	/* JSON is accepted through the same parser and gives the same state. */
 	{

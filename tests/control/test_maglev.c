@@ -2,13 +2,16 @@
 /*
  * Maglev: weights honoured within 1% at 65537 slots, about 1/N of the slots
  * move when one of N reals leaves (and only a few of the others' slots),
- * a weight change moves little, the table is deterministic.
+ * a weight change moves little, the table is deterministic and does not
+ * depend on the order the reals are listed in (identical desired state on
+ * two hosts that added the reals in different orders: identical rings).
  */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "xlb_control.h"
 
@@ -163,12 +166,62 @@ static void test_edges(void)
 	}
 }
 
+/*
+ * The same 40 reals (IPv4 and IPv6 identities, weights 0..9) listed in four
+ * orders: in place, reversed, rotated, and shuffled (seed printed): every
+ * slot must name the same identity.
+ */
+static void test_order_independent(void)
+{
+	enum { N = 40 };
+	static uint8_t addr[N][16];
+	struct xlb_maglev_real base[N], listed[N];
+	uint32_t *want = calloc(M, sizeof(*want)), *got = calloc(M, sizeof(*got));
+	unsigned int seed = (unsigned int)time(NULL);
+	size_t idx[N];
+
+	for (size_t i = 0; i < N; i++) {
+		memset(addr[i], 0, sizeof(addr[i]));
+		addr[i][0] = i % 3 ? 10 : 0xfd;
+		addr[i][3] = (uint8_t)(97 * i + 5);
+		base[i].id = addr[i];
+		base[i].id_len = i % 3 ? 4 : 16;
+		base[i].weight = (uint32_t)(i * 7 % 10);
+	}
+	CHECK(xlb_maglev_build(base, N, want, M) == 0, "build");
+	srand(seed);
+	for (int order = 0; order < 4; order++) {
+		for (size_t i = 0; i < N; i++)
+			idx[i] = order == 0 ? i : order == 1 ? N - 1 - i : (i + 17) % N;
+		for (size_t i = N - 1; order == 3 && i > 0; i--) {
+			size_t j = (size_t)rand() % (i + 1), t = idx[i];
+
+			idx[i] = idx[j];
+			idx[j] = t;
+		}
+		for (size_t i = 0; i < N; i++)
+			listed[i] = base[idx[i]];
+		CHECK(xlb_maglev_build(listed, N, got, M) == 0, "build");
+		for (uint32_t s = 0; s < M; s++) {
+			const struct xlb_maglev_real *a = &base[want[s]], *b = &listed[got[s]];
+
+			if (a->id_len != b->id_len || memcmp(a->id, b->id, a->id_len)) {
+				CHECK(0, "order %d (shuffle seed %u): slot %u names another real", order, seed, s);
+				break;
+			}
+		}
+	}
+	free(want);
+	free(got);
+}
+
 int main(void)
 {
 	test_weights();
 	test_removal();
 	test_reweight();
 	test_edges();
+	test_order_independent();
 	if (failures) {
 		fprintf(stderr, "%d failure(s)\n", failures);
 		return 1;

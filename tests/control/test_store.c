@@ -106,8 +106,8 @@ int main(void)
 	xlb_state_init(&a);
 	add_vip(&a, &set, "10.0.0.10", 80, 3);
 	add_vip(&a, &set, "2001:db8:1::10", 443, 5);
-	a.vips[1].flags = XLB_VIPF_NO_SPORT | XLB_VIPF_QUIC;
-	a.vips[1].encap = XLB_ENC_GUE;
+	a.vips[1].flags = XLB_VIP_F_NO_SPORT | XLB_VIP_F_QUIC;
+	a.vips[1].encap = XLB_ENCAP_GUE;
 	a.vips[1].hc.via_encap = true;
 	CHECK(!xlb_state_validate(&a, &set, &err), "validate: %s", err.msg);
 	CHECK(!commit_state(s, &a), "commit");

@@ -6,8 +6,8 @@ import struct
 import sys
 
 from scapy.all import (ARP, Dot1Q, Ether, ICMP, IP, IPv6, IPv6ExtHdrHopByHop,
-                       ICMPv6EchoRequest, ICMPv6EchoReply, ICMPv6PacketTooBig,
-                       Raw, TCP, UDP, IPOption_NOP)
+                       IPv6ExtHdrFragment, ICMPv6EchoRequest, ICMPv6EchoReply,
+                       ICMPv6PacketTooBig, Raw, TCP, UDP, IPOption_NOP)
 
 from xlbtab import *
 
@@ -39,7 +39,7 @@ VIPS = {
     13: ('192.0.2.19', 80, 6, 0, ENCAP_IP, []),     # no reals: empty ring
 }
 state = {v: {'half': 0, 'pattern': VIPS[v][5]} for v in VIPS}
-lru = {}          # flow -> real, what the program must remember (CPU 0)
+lru = {}          # flow -> real: what the shared connection table must remember
 
 t = Table()
 
@@ -74,7 +74,7 @@ def ring_real(v, h):
     return pat[(h % RING_SIZE) % len(pat)]
 
 
-def encap(pkt, v, real, h, src_mac=LB_MAC):
+def encap(pkt, v, real, h, src_mac=LB_MAC, gw_mac=GW_MAC):
     """The expected packet: outer headers in front of pkt's IP header."""
     if Dot1Q in pkt:
         inner = pkt[Dot1Q].payload
@@ -94,7 +94,7 @@ def encap(pkt, v, real, h, src_mac=LB_MAC):
                      fl=h & 0xfffff, hlim=OUTER_TTL, nh=proto)
     if gue:
         outer = outer / UDP(sport=0xc000 | (h & 0x3fff), dport=GUE_PORT, chksum=0)
-    e = Ether(src=src_mac, dst=GW_MAC)
+    e = Ether(src=src_mac, dst=gw_mac)
     if Dot1Q in pkt:
         e = e / Dot1Q(vlan=pkt[Dot1Q].vlan)
     return e / outer / Raw(inner_bytes)
@@ -107,11 +107,13 @@ def flow_of(pkt):
 
 
 def balanced(name, pkt, v, expect_real=None, syn=None, lru_use=True, note_lru=True,
-             stats=True, retval=XDP_TX, src_mac=LB_MAC, quic_real=None, new_flow=None):
+             stats=True, retval=XDP_TX, src_mac=LB_MAC, quic_real=None, new_flow=None,
+             cpu=None, ifindex=None, gw_mac=GW_MAC, real=None):
     """A row whose packet must leave encapsulated toward its real.
 
     new_flow, when given, is how much the VIP's and the real's new_flows
-    (word 2 of struct xlb_lb_counter) must grow."""
+    (word 2 of struct xlb_lb_counter) must grow; real forces the real (an
+    affinity the generator tracks itself)."""
     f = flow_of(pkt)
     flags = VIPS[v][3]
     h = flow_hash(*f, flags=flags)
@@ -122,6 +124,9 @@ def balanced(name, pkt, v, expect_real=None, syn=None, lru_use=True, note_lru=Tr
         real = quic_real
     elif use_lru and not syn and f in lru:
         real = lru[f]
+    elif real is not None:
+        if use_lru and note_lru:
+            lru[f] = real
     else:
         real = ring_real(v, h)
         if use_lru and note_lru:
@@ -129,13 +134,17 @@ def balanced(name, pkt, v, expect_real=None, syn=None, lru_use=True, note_lru=Tr
     if expect_real is not None:
         assert real == expect_real, (name, real, expect_real)
     t.row(name)
+    if cpu is not None:
+        t.ctx('cpu', cpu)
+    if ifindex is not None:
+        t.ctx('ifindex', ifindex)
     if stats:
         t.stat('xlb_vip_stats', v, 1)
         t.stat('xlb_real_stats', real, 1)
         if new_flow is not None:
             t.stat('xlb_vip_stats:2', v, new_flow)
             t.stat('xlb_real_stats:2', real, new_flow)
-    t.run(pkt, retval, 0, encap(pkt, v, real, h, src_mac))
+    t.run(pkt, retval, 0, encap(pkt, v, real, h, src_mac, gw_mac))
     return real
 
 
@@ -254,35 +263,138 @@ balanced('no-lru ack follows ring', tcp_pkt(CLIENT, '192.0.2.14', 40001, 80, 'A'
 passed('local vip passes', tcp_pkt(CLIENT, '192.0.2.15', 40001, 80, 'S'), 'PASS_LOCAL_VIP')
 
 # ---- QUIC ---------------------------------------------------------------
-def quic(dst_cid, long_type=None):
+def quic(dst_cid, long_type=None, sport=44444):
     if long_type is None:
         payload = bytes([0x40]) + dst_cid + b'\x00' * 20
     else:
         payload = bytes([0xc0 | (long_type << 4)]) + b'\x00\x00\x00\x01' + \
             bytes([len(dst_cid)]) + dst_cid + b'\x00' * 20
-    return udp_pkt(CLIENT, '192.0.2.16', 44444, 443, payload=payload)
+    return udp_pkt(CLIENT, '192.0.2.16', sport, 443, payload=payload)
 
 
-cid7 = bytes([0x40, 0x00, 0x07]) + bytes(5)
-cid9 = bytes([0x40, 0x00, 0x09]) + bytes(5)
-t.row('quic stats')
+# Katran's CID layouts (xlb_shared.h): v1 server id 7 and 0xbeef (16 bits),
+# v2 server id 0x12345 (24 bits); xlb_server_ids maps them to reals 3, 2, 1.
+assert cid_v1(0xbeef)[0] >> 6 == 1 and cid_v2(0x12345)[0] >> 6 == 2
+assert ((cid_v1(0xbeef)[0] & 0x3f) << 10 | cid_v1(0xbeef)[1] << 2 | cid_v1(0xbeef)[2] >> 6) == 0xbeef
+t.row('quic server ids')
+t.update('xlb_server_ids', u32(0xbeef), u32(2))
+t.update('xlb_server_ids', u32(0x12345), u32(1))
 t.stat('xlb_event_stats', EV['QUIC_CID_HIT'], 1)
-balanced('quic short header known server id', quic(cid7), 8, quic_real=3, note_lru=False)
+balanced('quic v1 short header server id 7', quic(cid_v1(7)), 8, quic_real=3, note_lru=False)
+balanced('quic v1 server id 0xbeef', quic(cid_v1(0xbeef), sport=44445), 8, quic_real=2, note_lru=False)
+balanced('quic v2 server id 0x12345', quic(cid_v2(0x12345), sport=44446), 8, quic_real=1,
+         note_lru=False)
+balanced('quic v2 handshake long header', quic(cid_v2(0x12345), 2, sport=44447), 8, quic_real=1,
+         note_lru=False)
 t.row('quic miss stats')
 t.stat('xlb_event_stats', EV['QUIC_CID_MISS'], 1)
-balanced('quic unknown server id -> ring', quic(cid9), 8)
-balanced('quic handshake long header known id', quic(cid7, 2), 8, quic_real=3, note_lru=False)
-balanced('quic initial -> lru/ring', quic(cid7, 0), 8)
-balanced('quic other cid version -> lru/ring', quic(bytes([0x80, 0, 7]) + bytes(5)), 8)
+balanced('quic unknown server id -> ring', quic(cid_v1(9)), 8)
+balanced('quic v2 unknown server id -> ring', quic(cid_v2(0x777777), sport=44448), 8)
+balanced('quic v1 id 7 long header retry', quic(cid_v1(7), 3, sport=44449), 8, quic_real=3,
+         note_lru=False)
+balanced('quic initial -> lru/ring', quic(cid_v1(7), 0), 8)
+balanced('quic 0-rtt -> lru/ring', quic(cid_v1(7), 1, sport=44450), 8)
+balanced('quic cid version 0 -> lru/ring', quic(bytes([0x00, 0, 7]) + bytes(5), sport=44451), 8)
+balanced('quic cid version 3 -> lru/ring', quic(bytes([0xc0, 0, 7]) + bytes(5), sport=44452), 8)
+balanced('quic short dcid in long header -> lru/ring',
+         quic(cid_v1(7)[:4], 2, sport=44453), 8)
+t.row('quic draining real keeps its ids')
+t.update('xlb_reals', u32(3), real_val(REALS[3], REAL_F_DRAIN))
+balanced('quic id of a draining real still routes', quic(cid_v1(7), sport=44454), 8, quic_real=3,
+         note_lru=False)
+t.row('quic real gone')
+t.update('xlb_reals', u32(3), real_val('0.0.0.0'))
+gone_sp = next(sp for sp in range(44455, 44600)
+               if ring_real(8, flow_hash(CLIENT, '192.0.2.16', sp, 443, 17, F_QUIC)) != 3)
+t.stat('xlb_event_stats', EV['QUIC_CID_MISS'], 1)
+balanced('quic id of a removed real -> ring', quic(cid_v1(7), sport=gone_sp), 8)
+t.update('xlb_reals', u32(3), real_val(REALS[3]))
 
 # ---- VLAN, fragments, options, ext headers -------------------------------
 balanced('vlan tagged syn keeps tag', tcp_pkt(CLIENT, '192.0.2.10', 40200, 80, 'S', vlan=42), 0)
 passed('vlan arp passes', Ether(src=PEER_MAC, dst=LB_MAC) / Dot1Q(vlan=42) / ARP(), 'PASS_NOT_IP')
-passed('ipv4 first fragment passes', eth() / IP(src=CLIENT, dst='192.0.2.10', flags='MF') /
-       TCP(sport=40001, dport=80, flags='S'),
+
+
+def frag_key(src, dst, ident, proto):
+    return addr16(src) + addr16(dst) + struct.pack('<IBB2x', ident, proto, fam(dst))
+
+
+def later_frag(name, pkt, v, real, h):
+    """A fragment without ports: encapsulated toward the first fragment's real."""
+    t.row(name)
+    t.stat('xlb_event_stats', EV['FRAG_FOLLOW'], 1)
+    t.stat('xlb_vip_stats', v, 1)
+    t.stat('xlb_real_stats', real, 1)
+    t.run(pkt, XDP_TX, 0, encap(pkt, v, real, h))
+
+
+# IPv4: the first fragment (MF, offset 0) is balanced on its ports and
+# leaves a record; the later ones (offset > 0) follow it, even after the
+# ring changed under them.
+ff4 = eth() / IP(src=CLIENT, dst='192.0.2.10', flags='MF', id=0x4242) / \
+    TCP(sport=40600, dport=80, flags='A') / Raw(b'f' * 24)
+h_ff4 = flow_hash(CLIENT, '192.0.2.10', 40600, 80, 6)
+t.row('first fragment stats')
+t.stat('xlb_event_stats', EV['FRAG_TRACKED'], 1)
+r_ff4 = balanced('ipv4 first fragment balanced on its ports', ff4, 0)
+t.row('first fragment record')
+t.check('xlb_frags', frag_key(CLIENT, '192.0.2.10', 0x4242, 6),
+        struct.pack('<IIIB3x', r_ff4, h_ff4, 0, ENCAP_IP))
+other_half = 1 - state[0]['half']
+t.ring(0, other_half, [x for x in P4 if x != r_ff4])
+t.update('xlb_vips', vip_key('192.0.2.10', 80, 6), vip_meta(0, 0, other_half, ENCAP_IP))
+lf4 = eth() / IP(src=CLIENT, dst='192.0.2.10', frag=4, proto=6, id=0x4242) / Raw(b'g' * 40)
+later_frag('ipv4 later fragment follows the first', lf4, 0, r_ff4, h_ff4)
+later_frag('ipv4 last fragment follows the first',
+           eth() / IP(src=CLIENT, dst='192.0.2.10', frag=9, proto=6, id=0x4242) / Raw(b'h' * 8),
+           0, r_ff4, h_ff4)
+t.update('xlb_vips', vip_key('192.0.2.10', 80, 6), vip_meta(0, 0, state[0]['half'], ENCAP_IP))
+dropped('ipv4 later fragment of an unseen datagram',
+        eth() / IP(src=CLIENT, dst='192.0.2.10', frag=4, proto=6, id=0x4343) / Raw(b'g' * 40),
+        'DROP_FRAG_UNMATCHED')
+dropped('ipv4 later fragment, other protocol of the same id',
+        eth() / IP(src=CLIENT, dst='192.0.2.10', frag=4, proto=17, id=0x4242) / Raw(b'g' * 40),
+        'DROP_FRAG_UNMATCHED')
+passed('ipv4 fragment to a non-vip address passes',
+       eth() / IP(src=CLIENT, dst='192.0.2.99', frag=4, proto=6, id=0x4242) / Raw(b'g' * 40),
        'PASS_FRAGMENT')
-passed('ipv4 later fragment passes', eth() / IP(src=CLIENT, dst='192.0.2.10', frag=10, proto=6) /
-       Raw(b'y' * 16), 'PASS_FRAGMENT')
+passed('ipv4 icmp fragment passes', eth() / IP(src=CLIENT, dst='192.0.2.10', flags='MF', proto=1) /
+       Raw(b'\x08\x00' + bytes(30)), 'PASS_FRAGMENT')
+uf = eth() / IP(src=CLIENT, dst='192.0.2.10', flags='MF', id=0x5151) / UDP(sport=5300, dport=53) / \
+    Raw(b'u' * 32)
+h_uf = flow_hash(CLIENT, '192.0.2.10', 5300, 53, 17)
+r_uf = balanced('ipv4 udp first fragment', uf, 1)
+later_frag('ipv4 udp later fragment follows',
+           eth() / IP(src=CLIENT, dst='192.0.2.10', frag=5, proto=17, id=0x5151) / Raw(b'v' * 16),
+           1, r_uf, h_uf)
+# IPv6: a fragment header right after the IPv6 header.
+ff6 = eth() / IPv6(src=CLIENT6, dst='2001:db8::10') / IPv6ExtHdrFragment(m=1, offset=0, id=0xabcdef01) / \
+    TCP(sport=50600, dport=443, flags='A') / Raw(b'6' * 24)
+h_ff6 = flow_hash(CLIENT6, '2001:db8::10', 50600, 443, 6)
+r_ff6 = balanced('ipv6 first fragment balanced on its ports', ff6, 3)
+t.row('ipv6 first fragment record')
+t.check('xlb_frags', frag_key(CLIENT6, '2001:db8::10', 0xabcdef01, 6),
+        struct.pack('<IIIB3x', r_ff6, h_ff6, 3, ENCAP_IP))
+later_frag('ipv6 later fragment follows',
+           eth() / IPv6(src=CLIENT6, dst='2001:db8::10') /
+           IPv6ExtHdrFragment(m=0, offset=5, id=0xabcdef01, nh=6) / Raw(b'7' * 16), 3, r_ff6, h_ff6)
+dropped('ipv6 later fragment unmatched',
+        eth() / IPv6(src=CLIENT6, dst='2001:db8::10') /
+        IPv6ExtHdrFragment(m=0, offset=5, id=0x99, nh=6) / Raw(b'7' * 16), 'DROP_FRAG_UNMATCHED')
+balanced('ipv6 atomic fragment is a whole datagram',
+         eth() / IPv6(src=CLIENT6, dst='2001:db8::10') / IPv6ExtHdrFragment(m=0, offset=0, id=5) /
+         TCP(sport=50601, dport=443, flags='S'), 3)
+passed('ipv6 fragment then hop-by-hop passes',
+       eth() / IPv6(src=CLIENT6, dst='2001:db8::10') / IPv6ExtHdrFragment(m=1, offset=0, id=6, nh=0) /
+       Raw(bytes(16)), 'PASS_IPV6_EXT')
+# The plain-drop policy: every fragment to a VIP address is dropped.
+t.row('fragment drop policy')
+t.update('xlb_config', u32(0), cfg(flags=CFG_F_FRAG_DROP))
+dropped('policy drop: first fragment', ff4, 'DROP_FRAGMENT')
+dropped('policy drop: later fragment', lf4, 'DROP_FRAGMENT')
+passed('policy drop: fragment to a non-vip address passes',
+       eth() / IP(src=CLIENT, dst='192.0.2.99', frag=4, proto=6, id=1) / Raw(b'g' * 40), 'PASS_FRAGMENT')
+t.update('xlb_config', u32(0), cfg())
 t.row('options stats')
 t.stat('xlb_event_stats', EV['IP_OPTIONS'], 1)
 balanced('ipv4 options balanced', tcp_pkt(CLIENT, '192.0.2.10', 40300, 80, 'S',
@@ -379,17 +491,202 @@ dropped('icmp frag-needed embedded cut', eth() / IP(src='203.0.113.1', dst='192.
 t.row('src mac from config')
 t.update('xlb_config', u32(0), cfg(src_mac=SRC_MAC))
 balanced('outer src mac from config', tcp_pkt(CLIENT, '192.0.2.10', 40400, 80, 'S'), 0, src_mac=SRC_MAC)
+# Redirect mode: the receiving interface's entry names a devmap port and
+# its own outer MACs (per egress).
+GW2_MAC, SRC2_MAC = '02:00:00:00:02:fe', '02:00:00:00:02:aa'
 t.row('redirect')
 t.update('xlb_tx_ports', u32(0), u32(IF_TX))
-t.update('xlb_config', u32(0), cfg(egress_ifindex=IF_TX))
-t.ctx('ifindex', IF_RX)
+t.update('xlb_ifaces', u32(IF_RX), iface(GW2_MAC, SRC2_MAC, tx_port=1))
 t.stat('xlb_event_stats', EV['REDIRECT'], 1)
-balanced('redirect via devmap when egress differs', tcp_pkt(CLIENT, '192.0.2.10', 40500, 80, 'S'), 0,
-         retval=XDP_REDIRECT)
-t.row('tx when egress equals ingress')
-t.update('xlb_config', u32(0), cfg(egress_ifindex=IF_RX))
+t.stat('xlb_event_stats', EV['TX'], 0)
+balanced('redirect via devmap with the egress macs', tcp_pkt(CLIENT, '192.0.2.10', 40500, 80, 'S'), 0,
+         retval=XDP_REDIRECT, ifindex=IF_RX, src_mac=SRC2_MAC, gw_mac=GW2_MAC)
+balanced('redirect of an established flow', tcp_pkt(CLIENT, '192.0.2.10', 40500, 80, 'A'), 0,
+         retval=XDP_REDIRECT, ifindex=IF_RX, src_mac=SRC2_MAC, gw_mac=GW2_MAC)
+t.row('redirect port empty')
+t.update('xlb_ifaces', u32(IF_RX), iface(GW2_MAC, SRC2_MAC, tx_port=2))
 t.ctx('ifindex', IF_RX)
-balanced('xdp_tx when egress is ingress', tcp_pkt(CLIENT, '192.0.2.10', 40501, 80, 'S'), 0)
+t.run(tcp_pkt(CLIENT, '192.0.2.10', 40502, 80, 'S'), XDP_DROP, R['DROP_REDIRECT'])
+lru[flow_of(tcp_pkt(CLIENT, '192.0.2.10', 40502, 80, 'S'))] = ring_real(0, flow_hash(CLIENT, '192.0.2.10', 40502, 80, 6))
+t.row('tx with interface macs')
+t.update('xlb_ifaces', u32(IF_RX), iface(GW2_MAC))
+t.stat('xlb_event_stats', EV['TX'], 1)
+balanced('xdp_tx: interface gateway, config source mac', tcp_pkt(CLIENT, '192.0.2.10', 40501, 80, 'S'), 0,
+         ifindex=IF_RX, src_mac=SRC_MAC, gw_mac=GW2_MAC)
+balanced('other interface: config macs', tcp_pkt(CLIENT, '192.0.2.10', 40503, 80, 'S'), 0,
+         ifindex=IF_TX, src_mac=SRC_MAC)
+t.update('xlb_ifaces', u32(IF_RX), iface())
+t.update('xlb_config', u32(0), cfg())
+
+# ---- too big for the egress ------------------------------------------------
+MAXPKT = 1400
+
+
+def big_tcp(dst, sport, size, df=True, vlan=None, dport=None, **kw):
+    """An established-flow segment of `size` bytes of IP packet."""
+    hl = 20 + sum(len(bytes(o)) for o in kw.get('options', [])) if fam(dst) == 4 else 40
+    pay = b'B' * (size - hl - 20)
+    if fam(dst) == 4:
+        ip = IP(src=CLIENT, dst=dst, flags='DF' if df else 0, id=0x77, tos=0x28, **kw)
+    else:
+        ip = IPv6(src=CLIENT6, dst=dst, tc=0x28)
+    if dport is None:
+        dport = 80 if fam(dst) == 4 else 443
+    return eth(vlan) / ip / TCP(sport=sport, dport=dport, flags='A') / Raw(pay)
+
+
+def too_big_reply(pkt, mtu):
+    """The ICMP the balancer must send back (icmp_gen.h), built here."""
+    pkt = Ether(bytes(pkt))
+    e = Ether(src=LB_MAC, dst=PEER_MAC)
+    if Dot1Q in pkt:
+        e = e / Dot1Q(vlan=pkt[Dot1Q].vlan)
+    if IP in pkt:
+        ip = pkt[IP]
+        quote = bytes(ip)[:ip.ihl * 4 + 8]
+        return e / IP(src=ip.dst, dst=ip.src, tos=(ip.tos & 0x1e) | 0xc0, id=0, flags=0, ttl=64) / \
+            ICMP(type=3, code=4, nexthopmtu=mtu) / Raw(quote)
+    ip6 = pkt[IPv6]
+    return e / IPv6(src=ip6.dst, dst=ip6.src, hlim=64) / ICMPv6PacketTooBig(mtu=mtu) / \
+        Raw(bytes(ip6)[:48])
+
+
+def too_big(name, pkt, v, mtu, reason):
+    t.row(name)
+    t.ctx('ifindex', IF_RX)
+    t.stat('xlb_vip_stats', v, 1)
+    t.stat('xlb_event_stats', EV['TX'], 0)
+    t.run(pkt, XDP_TX, R[reason], too_big_reply(pkt, mtu))
+
+
+t.row('egress max packet')
+t.update('xlb_ifaces', u32(IF_RX), iface(max_pkt=MAXPKT))
+fit = big_tcp('192.0.2.10', 40700, MAXPKT - 20)
+balanced('ipv4 ipip exactly fits the egress', fit, 0, ifindex=IF_RX)
+big4 = big_tcp('192.0.2.10', 40700, MAXPKT - 19)
+too_big('ipv4 df one byte too big: frag-needed mtu 1380', big4, 0, MAXPKT - 20, 'TX_ICMP_FRAG_NEEDED')
+balanced('ipv4 client resends at the mtu: forwarded', big_tcp('192.0.2.10', 40700, MAXPKT - 20), 0,
+         ifindex=IF_RX)
+too_big('ipv4 df options quoted whole', big_tcp('192.0.2.10', 40701, 1480, options=[IPOption_NOP()] * 8),
+        0, MAXPKT - 20, 'TX_ICMP_FRAG_NEEDED')
+too_big('ipv4 df vlan tag kept', big_tcp('192.0.2.10', 40702, 1480, vlan=42), 0, MAXPKT - 20,
+        'TX_ICMP_FRAG_NEEDED')
+too_big('gue vip: mtu minus 28', big_tcp('192.0.2.18', 40703, 1480), 12, MAXPKT - 28,
+        'TX_ICMP_FRAG_NEEDED')
+too_big('ipv4 vip ipv6 real (4in6): mtu minus 40', big_tcp('192.0.2.17', 40704, 1400), 10,
+        MAXPKT - 40, 'TX_ICMP_FRAG_NEEDED')
+too_big('ipv6 packet too big mtu 1360', big_tcp('2001:db8::10', 50700, 1400), 3, MAXPKT - 40,
+        'TX_ICMP6_TOO_BIG')
+too_big('ipv6 vip ipv4 real (6in4): mtu minus 20', big_tcp('2001:db8::12', 50701, 1400, dport=80), 11,
+        MAXPKT - 20, 'TX_ICMP6_TOO_BIG')
+for name, pkt in [('ipv4 without df', big_tcp('192.0.2.10', 40705, 1480, df=False)),
+                  ('ipv4 first fragment', eth() / IP(src=CLIENT, dst='192.0.2.10', flags='MF', id=9) /
+                   TCP(sport=40706, dport=80, flags='A') / Raw(b'F' * 1440))]:
+    t.row('too big, no icmp: ' + name)
+    t.ctx('ifindex', IF_RX)
+    t.run(pkt, XDP_DROP, R['DROP_TOO_BIG_NO_DF'])
+    f = flow_of(pkt)
+    lru[f] = lru.get(f) or ring_real(0, flow_hash(*f))
+t.update('xlb_ifaces', u32(IF_RX), iface())
+balanced('no max packet: the big packet is forwarded', big4, 0, ifindex=IF_RX)
+
+# ---- session affinity -------------------------------------------------------
+AFF = '192.0.2.20'
+t.row('affinity setup')
+t.update('xlb_vips', vip_key(AFF, 80, 6), vip_meta(14, 0, 0, ENCAP_IP, affinity_s=300))
+t.update('xlb_vip_addrs', addr_key(AFF), u32(1))
+t.ring(14, 0, P4)
+state[14] = {'half': 0, 'pattern': P4}
+VIPS[14] = (AFF, 80, 6, 0, ENCAP_IP, P4)
+
+
+def aff_key(v, client):
+    return struct.pack('<IB3x', v, fam(client)) + addr16(client)
+
+
+a1 = balanced('affinity: first connection by the ring', tcp_pkt(CLIENT, AFF, 42000, 80, 'S'), 14)
+t.row('affinity record')
+t.check('xlb_affinity', aff_key(14, CLIENT), struct.pack('<II8x', a1, 0),
+        bytes([0xff] * 8) + bytes(8))
+# Later connections of the client go to the same real, whatever their hash.
+other = [sp for sp in range(42001, 42100)
+         if ring_real(14, flow_hash(CLIENT, AFF, sp, 80, 6)) != a1][:3]
+assert len(other) == 3
+for sp in other:
+    t.row('affinity hit stats')
+    t.stat('xlb_event_stats', EV['AFFINITY_HIT'], 1)
+    balanced('affinity: connection from port %d sticks' % sp, tcp_pkt(CLIENT, AFF, sp, 80, 'S'), 14,
+             real=a1)
+b2 = balanced('affinity: another client by the ring', tcp_pkt(CLIENT2, AFF, other[0], 80, 'S'), 14)
+t.row('affinity: draining real')
+t.update('xlb_reals', u32(a1), real_val(REALS[a1], REAL_F_DRAIN))
+balanced('affinity: a draining real takes no new connection', tcp_pkt(CLIENT, AFF, other[1] + 200, 80, 'S'),
+         14, expect_real=ring_real(14, flow_hash(CLIENT, AFF, other[1] + 200, 80, 6)))
+t.update('xlb_reals', u32(a1), real_val(REALS[a1]))
+t.row('affinity: expired record')
+t.update('xlb_affinity', aff_key(14, CLIENT2), struct.pack('<IIQ', a1 if a1 != b2 else 1 + a1 % 3, 0, 0))
+balanced('affinity: an expired record goes by the ring',
+         tcp_pkt(CLIENT2, AFF, other[2], 80, 'S'), 14)
+
+# ---- source allow-lists -----------------------------------------------------
+ALW4, ALW6 = '192.0.2.21', '2001:db8::21'
+t.row('allow-list setup')
+t.update('xlb_vips', vip_key(ALW4, 80, 6), vip_meta(15, F_ALLOWLIST, 0, ENCAP_IP))
+t.update('xlb_vips', vip_key(ALW6, 443, 6), vip_meta(16, F_ALLOWLIST, 0, ENCAP_IP))
+for a in (ALW4, ALW6):
+    t.update('xlb_vip_addrs', addr_key(a), u32(1))
+t.ring(15, 0, P4)
+t.ring(16, 0, P6)
+VIPS[15] = (ALW4, 80, 6, F_ALLOWLIST, ENCAP_IP, P4)
+VIPS[16] = (ALW6, 443, 6, F_ALLOWLIST, ENCAP_IP, P6)
+state[15] = {'half': 0, 'pattern': P4}
+state[16] = {'half': 0, 'pattern': P6}
+dropped('allow-list empty: dropped', tcp_pkt(CLIENT, ALW4, 43000, 80, 'S'), 'DROP_NOT_ALLOWED')
+t.row('allow-list prefixes')
+t.update('xlb_allow', allow_key(15, '198.51.100.0/24'), u32(1))
+t.update('xlb_allow', allow_key(16, '2001:db8:c::/48'), u32(1))
+t.update('xlb_allow', allow_key(0, '203.0.113.0/24'), u32(1))
+balanced('allow-list: listed /24 passes', tcp_pkt(CLIENT, ALW4, 43000, 80, 'S'), 15)
+balanced('allow-list: established from a listed source', tcp_pkt(CLIENT, ALW4, 43000, 80, 'A'), 15)
+dropped('allow-list: other source dropped', tcp_pkt('203.0.113.50', ALW4, 43000, 80, 'S'),
+        'DROP_NOT_ALLOWED')
+balanced('allow-list: ipv6 /48 passes', tcp_pkt(CLIENT6, ALW6, 53000, 443, 'S'), 16)
+dropped('allow-list: ipv6 outside the prefix', tcp_pkt('2001:db8:d::7', ALW6, 53000, 443, 'S'),
+        'DROP_NOT_ALLOWED')
+balanced('vip without the flag ignores the lists', tcp_pkt('203.0.113.50', '192.0.2.10', 43001, 80, 'S'), 0)
+
+# ---- the shared connection table --------------------------------------------
+CONN_MASK = bytes([0xff] * 8) + bytes(8) + bytes([0xff]) + bytes(7)
+cs = tcp_pkt(CLIENT, '192.0.2.10', 44000, 80, 'S')
+h_cs = flow_hash(CLIENT, '192.0.2.10', 44000, 80, 6)
+r_cs = balanced('conn: syn written on cpu 1', cs, 0, cpu=1)
+t.row('conn: the entry holds real, hash, state new')
+t.check('xlb_conns', flow_key(CLIENT, '192.0.2.10', 44000, 80, 6), conn_val(r_cs, h_cs, 0, CONN_NEW),
+        CONN_MASK)
+t.row('conn: ring change')
+set_ring(0, 1 - state[0]['half'], [x for x in P4 if x != r_cs])
+t.row('conn: cpu 0 finds what cpu 1 wrote')
+t.stat('xlb_event_stats', EV['LRU_HIT'], 1)
+balanced('conn: ack on cpu 0 keeps the real', tcp_pkt(CLIENT, '192.0.2.10', 44000, 80, 'A'), 0,
+         expect_real=r_cs, cpu=0)
+t.row('conn: established')
+t.check('xlb_conns', flow_key(CLIENT, '192.0.2.10', 44000, 80, 6),
+        conn_val(r_cs, h_cs, 0, CONN_ESTABLISHED), CONN_MASK)
+t.row('conn: fin closes')
+t.stat('xlb_event_stats', EV['CONN_CLOSED'], 1)
+balanced('conn: fin on cpu 1 keeps the real', tcp_pkt(CLIENT, '192.0.2.10', 44000, 80, 'FA'), 0,
+         expect_real=r_cs, cpu=1)
+t.row('conn: closed')
+t.check('xlb_conns', flow_key(CLIENT, '192.0.2.10', 44000, 80, 6), conn_val(r_cs, h_cs, 0, CONN_CLOSED),
+        CONN_MASK)
+r_new = ring_real(0, h_cs)
+balanced('conn: a reused 5-tuple: its syn takes the new ring on cpu 0',
+         tcp_pkt(CLIENT, '192.0.2.10', 44000, 80, 'S'), 0, expect_real=r_new, cpu=0)
+balanced('conn: and every cpu follows the new entry', tcp_pkt(CLIENT, '192.0.2.10', 44000, 80, 'A'), 0,
+         expect_real=r_new, cpu=1)
+t.row('conn: a flushed entry')
+t.delete('xlb_conns', flow_key(CLIENT, '192.0.2.10', 44000, 80, 6))
+t.check('xlb_conns', flow_key(CLIENT, '192.0.2.10', 44000, 80, 6))
 t.row('missing config src')
 t.update('xlb_config', u32(0), cfg(src4='0.0.0.0'))
 dropped('no outer v4 source configured', tcp_pkt(CLIENT, '192.0.2.10', 40502, 80, 'S'), 'DROP_NO_CONFIG')
@@ -405,6 +702,37 @@ t.update('xlb_config', u32(0), cfg())
 set_ring(0, 0, P4)
 fl2a = tcp_pkt(CLIENT, '192.0.2.10', 41001, 80, 'A')
 balanced('flood guard: skipped flow follows the ring', fl2a, 0)
+
+# ---- the VIP address filter -------------------------------------------------
+vip_addrs = sorted({VIPS[v][0] for v in VIPS})
+host_addrs = ['192.0.2.99', '192.0.2.98', '203.0.113.9', '2001:db8::99']
+assert all(vip_filter_bit(h) not in {vip_filter_bit(a) for a in vip_addrs} for h in host_addrs)
+# An address whose bit a VIP address also sets: the filter lets it through,
+# the VIP lookup sends it to the stack.
+twin = next('10.77.%d.%d' % (i >> 8, i & 255) for i in range(65536)
+            if vip_filter_bit('10.77.%d.%d' % (i >> 8, i & 255)) == vip_filter_bit('192.0.2.10'))
+t.row('vip filter on')
+t.update('xlb_vip_filter', u32(0), vip_filter(vip_addrs))
+for h in host_addrs:
+    t.row('filter: host traffic to %s passes unhashed' % h)
+    t.stat('xlb_event_stats', EV['LRU_MISS'], 0)
+    pkt = tcp_pkt(CLIENT6 if fam(h) == 6 else CLIENT, h, 1234, 80)
+    t.run(pkt, XDP_PASS, R['PASS_NOT_VIP'], pkt)
+passed('filter: fragment to a host address', eth() / IP(src=CLIENT, dst='192.0.2.99', frag=4, proto=6) /
+       Raw(b'q' * 16), 'PASS_FRAGMENT')
+passed('filter: icmp echo to a host address', eth() / IP(src=CLIENT, dst='192.0.2.99') / ICMP(type=8),
+       'PASS_NOT_VIP')
+passed('filter: an address sharing a vip bit is still looked up', tcp_pkt(CLIENT, twin, 1234, 80),
+       'PASS_NOT_VIP')
+balanced('filter: vip traffic still balanced', tcp_pkt(CLIENT, '192.0.2.10', 45000, 80, 'S'), 0)
+balanced('filter: ipv6 vip traffic still balanced', tcp_pkt(CLIENT6, '2001:db8::10', 55000, 443, 'S'), 3)
+t.row('filter: a vip address whose bit is clear is not seen (control sets bits first)')
+t.update('xlb_vip_filter', u32(0), vip_filter([a for a in vip_addrs if a != '192.0.2.18']))
+pkt = tcp_pkt(CLIENT, '192.0.2.18', 45001, 80, 'S')
+t.run(pkt, XDP_PASS, R['PASS_NOT_VIP'], pkt)
+t.row('filter disabled')
+t.update('xlb_vip_filter', u32(0), vip_filter([], enabled=0))
+balanced('filter disabled: every address looked up', tcp_pkt(CLIENT, '192.0.2.18', 45001, 80, 'S'), 12)
 
 # ---- truncation of valid packets ----------------------------------------
 def truncations(name, pkt, l2):

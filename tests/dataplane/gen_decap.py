@@ -9,7 +9,10 @@ from scapy.all import ARP, Dot1Q, Ether, IP, IPv6, Raw, TCP, UDP
 from xlbtab import *
 
 tc = len(sys.argv) > 2 and sys.argv[2].endswith('_tc')
+# tc: a stripped packet is TC_ACT_OK, one that is not ours TC_ACT_UNSPEC
+# (the filters after us still see it: xlb_shared.h, "tc return codes").
 PASS, DROP = (TC_ACT_OK, TC_ACT_SHOT) if tc else (XDP_PASS, XDP_DROP)
+NOT_OURS = TC_ACT_UNSPEC if tc else XDP_PASS
 RMAC, GMAC = '02:00:00:00:01:01', '02:00:00:00:00:fe'
 HOST4, HOST6, LB4, LB6 = '10.0.0.1', 'fc00::1', '10.255.3.4', 'fc00:ffff::3:4'
 GUE_PORT = 9886
@@ -32,7 +35,7 @@ def stripped(name, pkt, inner, vlan=None):
 
 def passed(name, pkt, reason):
     t.row(name)
-    t.run(pkt, PASS, R[reason], pkt)
+    t.run(pkt, NOT_OURS, R[reason], pkt)
 
 
 def dropped(name, pkt, reason):

@@ -15,8 +15,9 @@ REALS = {101: ('10.0.0.1', ENCAP_IP), 102: ('fc00::2', ENCAP_IP),
 t = Table()
 
 
-def hc_config(gw='00:00:00:00:00:00', src='00:00:00:00:00:00'):
-    return addr16(SRC6) + socket.inet_aton(SRC4) + struct.pack('<H', GUE_PORT) + mac(gw) + mac(src) + bytes(2)
+def hc_config(gw='00:00:00:00:00:00', src='00:00:00:00:00:00', mark_min=0, mark_max=0, ifindex=0):
+    return addr16(SRC6) + socket.inet_aton(SRC4) + struct.pack('<H', GUE_PORT) + mac(gw) + mac(src) + \
+        bytes(2) + struct.pack('<IIII', mark_min, mark_max, ifindex, 0)
 
 
 def hc_real(addr, enc):
@@ -75,12 +76,35 @@ encapped('v6 probe in ipv4', probe6(), 101)
 t.row('macs from config')
 t.update('xlb_hc_config', u32(0), hc_config(GW, SMAC))
 encapped('v4 probe macs from config', probe4(), 101, macs=(GW, SMAC))
-for name, pkt, mark in [('no mark', probe4(), 0), ('unknown mark', probe4(), 999)]:
+# Not a probe: untouched, TC_ACT_UNSPEC, so the filters after this one see it.
+for name, pkt, mark in [('no mark', probe4(), 0), ('unknown mark, no range', probe4(), 999)]:
     t.row(name)
     t.ctx('mark', mark)
-    t.run(pkt, TC_ACT_OK, R['PASS_NO_HC_MARK'], pkt)
+    t.run(pkt, TC_ACT_UNSPEC, R['PASS_NO_HC_MARK'], pkt)
 t.row('marked arp')
 t.ctx('mark', 101)
 arp = Ether(src=HMAC, dst='ff:ff:ff:ff:ff:ff') / ARP()
-t.run(arp, TC_ACT_OK, R['PASS_NOT_IP'], arp)
+t.run(arp, TC_ACT_UNSPEC, R['PASS_NOT_IP'], arp)
+# A mark range: marks outside it are not probes; an unknown mark inside it
+# is a probe for a real that is gone: dropped.
+t.row('mark range')
+t.update('xlb_hc_config', u32(0), hc_config(GW, SMAC, mark_min=100, mark_max=199))
+encapped('in range: encapsulated', probe4(), 101, macs=(GW, SMAC))
+for name, mark, ret, reason in [('below the range', 99, TC_ACT_UNSPEC, 'PASS_NO_HC_MARK'),
+                                ('above the range', 200, TC_ACT_UNSPEC, 'PASS_NO_HC_MARK'),
+                                ('unknown mark in the range', 150, TC_ACT_SHOT, 'DROP_HC_UNKNOWN_MARK')]:
+    t.row(name)
+    t.ctx('mark', mark)
+    t.run(probe4(), ret, R[reason], probe4() if ret != TC_ACT_SHOT else None)
+# Registered outside the range: the range wins (not a probe).
+t.update('xlb_hc_reals', u32(250), hc_real('10.0.0.1', ENCAP_IP))
+t.row('registered mark outside the range')
+t.ctx('mark', 250)
+t.run(probe4(), TC_ACT_UNSPEC, R['PASS_NO_HC_MARK'], probe4())
+# An egress interface: the probe is redirected there (ifindex 3 of golden.sh).
+t.row('probe redirected to the configured interface')
+t.update('xlb_hc_config', u32(0), hc_config(GW, SMAC, mark_min=100, mark_max=199, ifindex=3))
+t.ctx('mark', 101)
+t.stat('xlb_hc_events', EV['HC_ENCAP'], 1)
+t.run(probe4(), TC_ACT_REDIRECT, 0, expected(probe4(), 101, (GW, SMAC)))
 t.write(sys.argv[1])

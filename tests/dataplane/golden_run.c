@@ -53,6 +53,8 @@ struct engine {
 	int (*ring)(struct engine *e, uint32_t vip, uint32_t half, const uint32_t *reals, int n);
 	/* Sum over CPUs of the first u64 of map[key]. */
 	int (*stat)(struct engine *e, const char *map, uint32_t key, uint64_t *sum);
+	/* A shared (not per-CPU) map's value; its size in *len. */
+	int (*lookup)(struct engine *e, const char *map, const void *key, void *val, size_t *len);
 	int (*run)(struct engine *e, const void *in, uint32_t len, uint32_t mark, uint32_t ifindex,
 		   void *out, uint32_t *out_len, uint32_t *retval);
 	bool is_xdp;
@@ -83,6 +85,22 @@ static int hex_decode(const char *hex, uint8_t *out, size_t cap, size_t *len)
 	}
 	*len = n / 2;
 	return 0;
+}
+
+/*
+ * The CPU the next run happens on ("cpu N" in a table; 0 otherwise): the
+ * kernel runs BPF_PROG_TEST_RUN on the caller's CPU, xlb's engines on the
+ * CPU they are told.  Per-CPU maps (stats, flood window) follow it.
+ */
+static int run_cpu;
+
+static int pin_cpu(int cpu)
+{
+	cpu_set_t cpus;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(cpu, &cpus);
+	return sched_setaffinity(0, sizeof(cpus), &cpus) ? -errno : 0;
 }
 
 /* ---- feature switches (const volatile rodata) --------------------------- */
@@ -297,6 +315,19 @@ static int k_stat(struct engine *e, const char *name, uint32_t key, uint64_t *su
 	return err;
 }
 
+static int k_lookup(struct engine *e, const char *name, const void *key, void *val, size_t *len)
+{
+	struct bpf_map *m;
+	int err;
+
+	if ((err = k_map(e, name, &m)))
+		return err;
+	if (k_percpu(m))
+		return -EINVAL;
+	*len = bpf_map__value_size(m);
+	return bpf_map_lookup_elem(bpf_map__fd(m), key, val) ? -errno : 0;
+}
+
 static int k_run(struct engine *e, const void *in, uint32_t len, uint32_t mark, uint32_t ifindex,
 		 void *out, uint32_t *out_len, uint32_t *retval)
 {
@@ -314,6 +345,8 @@ static int k_run(struct engine *e, const void *in, uint32_t len, uint32_t mark, 
 		opts.ctx_in = &sctx;
 		opts.ctx_size_in = sizeof(sctx);
 	}
+	if ((err = pin_cpu(run_cpu)))
+		return err;
 	err = bpf_prog_test_run_opts(e->prog_fd, &opts);
 	if (err)
 		return -errno;
@@ -363,6 +396,7 @@ static int kernel_open(struct engine *e, const char *path, const char *prog_name
 	e->clear = k_clear;
 	e->ring = k_ring;
 	e->stat = k_stat;
+	e->lookup = k_lookup;
 	e->run = k_run;
 	return 0;
 }
@@ -473,6 +507,19 @@ static int x_stat(struct engine *e, const char *name, uint32_t key, uint64_t *su
 	return err;
 }
 
+static int x_lookup(struct engine *e, const char *name, const void *key, void *val, size_t *len)
+{
+	struct xbpf_map *m;
+	int err;
+
+	if ((err = x_map(e, name, &m)))
+		return err;
+	if (x_percpu(m))
+		return -EINVAL;
+	*len = xbpf_map__spec(m)->value_size;
+	return xbpf_map__lookup(m, key, val);
+}
+
 static int x_run(struct engine *e, const void *in, uint32_t len, uint32_t mark, uint32_t ifindex,
 		 void *out, uint32_t *out_len, uint32_t *retval)
 {
@@ -492,7 +539,7 @@ static int x_run(struct engine *e, const void *in, uint32_t len, uint32_t mark, 
 		opts.ctx_in = &sctx;
 		opts.ctx_size_in = sizeof(sctx);
 	}
-	xbpf_set_cpu(0);
+	xbpf_set_cpu(run_cpu);
 	err = xbpf_vm__test_run(e->vm, &opts);
 	if (err)
 		return err < 0 ? err : -err;
@@ -576,6 +623,7 @@ static int xbpf_open(struct engine *e, const char *path, const char *prog_name, 
 	e->clear = x_clear;
 	e->ring = x_ring;
 	e->stat = x_stat;
+	e->lookup = x_lookup;
 	e->run = x_run;
 	return 0;
 }
@@ -630,6 +678,58 @@ static int diff_run(struct engine *k, struct engine *u, const char *row, const c
 	return bad;
 }
 
+/*
+ * "check MAP KEYHEX VALHEX[/MASKHEX]": the shared map's value at KEY equals
+ * VAL in every byte whose mask byte is set (mask default: all); "check MAP
+ * KEYHEX -": KEY has no entry.  1 if not (printed), 0 if it does, -errno if
+ * the map cannot be read.
+ */
+static int check_value(struct engine *e, const char *row, const char *map, const char *khex,
+		       char *vhex)
+{
+	static uint8_t key[256], want[512], mask[512], got[512];
+	size_t klen, vlen, mlen = 0, len = 0, i;
+	char *slash = strchr(vhex, '/');
+	int err;
+
+	if (!strcmp(vhex, "-")) {
+		err = hex_decode(khex, key, sizeof(key), &klen) ?: e->lookup(e, map, key, got, &len);
+		if (err == -ENOENT)
+			return 0;
+		if (!err)
+			printf("FAIL %s: %s still has an entry %s\n", row, map, khex);
+		return err ? err : 1;
+	}
+	if (slash)
+		*slash = 0;
+	err = hex_decode(khex, key, sizeof(key), &klen) ?: hex_decode(vhex, want, sizeof(want), &vlen);
+	if (!err && slash)
+		err = hex_decode(slash + 1, mask, sizeof(mask), &mlen);
+	if (err)
+		return err;
+	if (!slash)
+		memset(mask, 0xff, mlen = vlen);
+	err = e->lookup(e, map, key, got, &len);
+	if (err == -ENOENT) {
+		printf("FAIL %s: %s has no entry %s\n", row, map, khex);
+		return 1;
+	}
+	if (err)
+		return err;
+	if (len != vlen || mlen != vlen) {
+		printf("FAIL %s: %s value is %zu bytes, the check gives %zu\n", row, map, len, vlen);
+		return 1;
+	}
+	for (i = 0; i < len; i++) {
+		if ((got[i] ^ want[i]) & mask[i]) {
+			printf("FAIL %s: %s[%s] byte %zu is %02x, want %02x\n", row, map, khex, i, got[i],
+			       want[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 struct pending_stat {
 	char map[64];
 	uint32_t key;
@@ -648,7 +748,6 @@ int main(int argc, char **argv)
 	bool diff = !strncmp(argc > 1 ? argv[1] : "", "diff-", 5);
 	char row[256] = "", *line = NULL;
 	size_t cap = 0, in_len = 0;
-	cpu_set_t cpus;
 	FILE *f;
 
 	if (argc < 5) {
@@ -656,10 +755,11 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
-	/* Per-CPU maps (the LRU): every run on CPU 0. */
-	CPU_ZERO(&cpus);
-	CPU_SET(0, &cpus);
-	sched_setaffinity(0, sizeof(cpus), &cpus);
+	/*
+	 * Per-CPU maps (stats, the flood window): every run on CPU 0 unless a
+	 * row says "cpu N" (the shared connection table across CPUs).
+	 */
+	pin_cpu(0);
 
 	if (scan_rodata(argv[4])) {
 		perror(argv[4]);
@@ -756,6 +856,14 @@ int main(int argc, char **argv)
 			mark = strtoul(a, NULL, 0);
 		} else if (!strcmp(cmd, "ifindex")) {
 			ifindex = strtoul(a, NULL, 0);
+		} else if (!strcmp(cmd, "cpu")) {
+			run_cpu = atoi(a);
+		} else if (!strcmp(cmd, "check") && n >= 4) {
+			err = check_value(&e, row, a, b, c) ?: (diff ? check_value(&e2, row, a, b, c) : 0);
+			if (err > 0) {
+				failures++;
+				err = 0;
+			}
 		} else if (!strcmp(cmd, "stat") && n == 4 && nstats < MAX_STATS) {
 			snprintf(stats[nstats].map, sizeof(stats[nstats].map), "%s", a);
 			stats[nstats].key = atoi(b);
@@ -770,6 +878,7 @@ int main(int argc, char **argv)
 			if (diff && diff_run(&e, &e2, row, reason_map, in, in_len, mark, ifindex))
 				failures++;
 			mark = ifindex = 0;
+			run_cpu = 0;
 			nstats = 0;
 		} else if (!strcmp(cmd, "expect")) {
 			uint32_t out_len = 0, retval = 0, reason = 0;
@@ -794,6 +903,7 @@ int main(int argc, char **argv)
 			}
 			rerr = e.run(&e, in, in_len, mark, ifindex, out, &out_len, &retval);
 			mark = ifindex = 0;
+			run_cpu = 0;
 			if (want_err) {
 				if (rerr != -atoi(b)) {
 					printf("FAIL %s: want error %s, got %d (retval %u)\n", row, b, rerr, retval);

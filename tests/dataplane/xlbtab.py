@@ -11,37 +11,51 @@ Table format, one directive per line:
   clear MAP                    delete every key
   ring VIPNUM HALF R1,R2,...   fill a ring half: position i -> list[i % n]
   rodata VAR HEX               feature switch, set before the program loads
-  mark N / ifindex N           context for the run (tc mark / XDP ingress)
+  mark N / ifindex N / cpu N   context for the run (tc mark / XDP ingress /
+                               the CPU it runs on, default 0)
+  check MAP KEYHEX VALHEX[/MASKHEX]   a shared map's value now (masked bytes)
+  check MAP KEYHEX -           no entry
   stat MAP KEY DELTA           after the run, sum of packets over CPUs grew by DELTA
   in HEX                       input packet
   expect RETVAL REASON OUTHEX|-   or   expect err ERRNO
 """
 import ipaddress
+import os
+import re
 import socket
 import struct
 
 XDP_ABORTED, XDP_DROP, XDP_PASS, XDP_TX, XDP_REDIRECT = range(5)
-TC_ACT_OK, TC_ACT_SHOT = 0, 2
+TC_ACT_UNSPEC, TC_ACT_OK, TC_ACT_SHOT, TC_ACT_REDIRECT = -1, 0, 2, 7
 
 RING_SIZE = 65537
 HASH_SEED = 0x5a17c0de
 V4, V6 = 4, 6
-F_NO_SPORT, F_DPORT_ONLY, F_NO_LRU, F_LOCAL, F_QUIC = 1, 2, 4, 8, 16
+F_NO_SPORT, F_DPORT_ONLY, F_NO_LRU, F_LOCAL, F_QUIC, F_ALLOWLIST = 1, 2, 4, 8, 16, 32
+REAL_F_DRAIN = 1
+CFG_F_FRAG_DROP = 1
 ENCAP_IP, ENCAP_GUE = 0, 1
 GUE_PORT_DEFAULT = 6080
 OUTER_TTL = 64
+CONN_NEW, CONN_ESTABLISHED, CONN_CLOSED = 0, 1, 2
 
-# enum xlb_reason / xlb_event (xlb_shared.h)
-R = dict(PASS_NOT_IP=1, PASS_NOT_VIP=2, PASS_LOCAL_VIP=3, PASS_FRAGMENT=4,
-         PASS_IPV6_EXT=5, PASS_L4_OTHER=6, PASS_ICMP_OTHER=7, DROP_TRUNC_L2=8,
-         DROP_TRUNC_L3=9, DROP_TRUNC_L4=10, DROP_BAD_IP=11, DROP_NO_REAL=12,
-         DROP_NO_CONFIG=13, DROP_ENCAP_FAIL=14, DROP_TOO_BIG=15,
-         DROP_ICMP_TRUNC=16, DROP_REDIRECT=17, DROP_DECAP_BAD=18,
-         PASS_NOT_ENCAP=19, PASS_NO_HC_MARK=20)
-EV = dict(LRU_HIT=0, LRU_MISS=1, NEW_FLOW=2, FLOOD_SKIP=3, UDP_EXPIRED=4,
-          QUIC_CID_HIT=5, QUIC_CID_MISS=6, ICMP_ECHO=7, ICMP_TOO_BIG=8,
-          IP_OPTIONS=9, TX=10, REDIRECT=11, DECAP=12, HC_ENCAP=13)
 
+def _xmacro(kind):
+    """enum xlb_reason / xlb_event from the X-macros of xlb_shared.h (the
+    names are the contract; the expected packets never come from there)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'dataplane',
+                        'xlb_shared.h')
+    pat = (r'X\(XLB_((?:PASS|DROP|TX)_[A-Z0-9_]+), (\d+),' if kind == 'reason' else
+           r'X\(XLB_EV_([A-Z0-9_]+), (\d+),')
+    out = {}
+    for m in re.finditer(pat, open(path).read()):
+        out[m.group(1)] = int(m.group(2))
+    return out
+
+
+R = _xmacro('reason')
+EV = _xmacro('event')
+assert R['PASS_NOT_IP'] == 1 and EV['LRU_HIT'] == 0 and 'TX_ICMP_FRAG_NEEDED' in R
 
 def addr16(a):
     ip = ipaddress.ip_address(a)
@@ -56,16 +70,50 @@ def vip_key(addr, port, proto):
     return addr16(addr) + struct.pack('!H', port) + bytes([proto, fam(addr)])
 
 
-def vip_meta(vip_num, flags=0, half=0, encap=ENCAP_IP):
-    return struct.pack('<IIBB2x', vip_num, flags, half, encap)
+def vip_meta(vip_num, flags=0, half=0, encap=ENCAP_IP, affinity_s=0):
+    return struct.pack('<IIBBH', vip_num, flags, half, encap, affinity_s)
 
 
 def addr_key(addr):
     return addr16(addr) + bytes([fam(addr), 0, 0, 0])
 
 
-def real_val(addr):
-    return addr16(addr) + bytes([fam(addr), 0, 0, 0])
+def real_val(addr, flags=0):
+    return addr16(addr) + bytes([fam(addr), flags, 0, 0])
+
+
+def iface(gw_mac='00:00:00:00:00:00', src_mac='00:00:00:00:00:00', max_pkt=0, tx_port=0):
+    """struct xlb_iface, xlb_ifaces[ingress ifindex]."""
+    return mac(gw_mac) + mac(src_mac) + struct.pack('<HBB4x', max_pkt, tx_port, 0)
+
+
+def allow_key(vip_num, prefix):
+    """struct xlb_allow_key for 'ADDR/PLEN' (LPM: vip_num's 32 bits count)."""
+    net = ipaddress.ip_network(prefix, strict=False)
+    return struct.pack('<I', 32 + net.prefixlen) + struct.pack('!I', vip_num) + \
+        addr16(str(net.network_address))
+
+
+def flow_key(src, dst, sport, dport, proto):
+    """struct xlb_flow_key (the connection table's key)."""
+    return addr16(src) + addr16(dst) + struct.pack('!HH', sport, dport) + bytes([proto, fam(dst), 0, 0])
+
+
+def conn_val(real, h, atime_ns=0, state=CONN_ESTABLISHED):
+    return struct.pack('<IIQB7x', real, h, atime_ns, state)
+
+
+def cid_v1(server_id, tail=b'\x11' * 5):
+    """Katran CID version 1: 01 + 16-bit server id in bits 2..17 (xlb_shared.h)."""
+    b0 = 0x40 | (server_id >> 10)
+    b1 = (server_id >> 2) & 0xff
+    b2 = ((server_id & 3) << 6) | 0x15
+    return bytes([b0, b1, b2]) + tail
+
+
+def cid_v2(server_id, tail=b'\x22' * 4):
+    """Katran CID version 2: 10 + 6 free bits, then a 24-bit server id."""
+    return bytes([0x80 | 0x2a]) + struct.pack('!I', server_id)[1:] + tail
 
 
 def u32(v):
@@ -76,14 +124,14 @@ def mac(m):
     return bytes(int(x, 16) for x in m.split(':'))
 
 
-def config(gw_mac, src_mac='00:00:00:00:00:00', egress_ifindex=0, max_new=0,
+def config(gw_mac, src_mac='00:00:00:00:00:00', max_new=0,
            src4='0.0.0.0', udp_timeout_ns=0, src4_plen=32, src6_plen=128,
-           gue_port=0, src6='::'):
+           gue_port=0, src6='::', flags=0):
     return (mac(gw_mac) + mac(src_mac) +
-            struct.pack('<II', egress_ifindex, max_new) +
+            struct.pack('<II', 0, max_new) +
             socket.inet_aton(src4) + struct.pack('<Q', udp_timeout_ns) +
             struct.pack('<BBH', src4_plen, src6_plen, gue_port) +
-            addr16(src6) + bytes(12))
+            addr16(src6) + struct.pack('<I', flags) + bytes(8))
 
 
 def rotl(x, r):
@@ -112,6 +160,24 @@ def flow_hash(src, dst, sport, dport, proto, flags=0):
     h = (h * 0xc2b2ae35) & 0xffffffff
     h ^= h >> 16
     return h
+
+
+def vip_filter_bit(a):
+    """dataplane/xlb_shared.h xlb_vip_filter_bit(), recomputed."""
+    b = addr16(a)
+    x = 0
+    for i in range(0, 16, 4):
+        x ^= struct.unpack('<I', b[i:i + 4])[0]
+    return ((x * 0x9e3779b1) & 0xffffffff) >> 20
+
+
+def vip_filter(addrs, enabled=1):
+    """struct xlb_vip_filter with the bits of addrs."""
+    bits = [0] * 64
+    for a in addrs:
+        n = vip_filter_bit(a)
+        bits[n >> 6] |= 1 << (n & 63)
+    return struct.pack('<II', enabled, 0) + struct.pack('<64Q', *bits)
 
 
 def outer_src4(prefix, plen, h):
@@ -178,6 +244,13 @@ class Table:
 
     def ctx(self, what, n):
         self.lines.append('%s %d' % (what, n))
+
+    def check(self, m, k, v=None, mask=None):
+        if v is None:
+            self.lines.append('check %s %s -' % (m, k.hex()))
+        else:
+            self.lines.append('check %s %s %s%s' % (m, k.hex(), v.hex(),
+                                                   '' if mask is None else '/' + mask.hex()))
 
     def stat(self, m, key, delta):
         self.lines.append('stat %s %d %d' % (m, key, delta))

@@ -59,8 +59,7 @@ static int kernel_verify(const char *obj_path, const char *name, unsigned *ret_i
 	s = strstr(logbuf, "stack depth ");
 	depth[0] = '\0';
 	if (s)
-		sscanf(s + 12, "%63[0-9+]", depth);
-	(void)depth_len;
+		snprintf(depth, depth_len, "%.*s", (int)strspn(s + 12, "0123456789+"), s + 12);
 	bpf_object__close(obj);
 	return err;
 }
@@ -158,7 +157,7 @@ int main(int argc, char **argv)
 #ifdef WITH_KERNEL
 			if (kernel) {
 				unsigned kinsns = 0;
-				char kdepth[64];
+				char kdepth[256];
 				int kerr = kernel_verify(objs[o], xbpf_prog__name(prog), &kinsns, kdepth,
 							 sizeof(kdepth));
 

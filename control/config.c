@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xlbd's settings: ONE table (settings[] below) names every setting once
+ * (long option, short option, type, field, range, default, doc).  It drives
+ * the command line (cli/xlb_cli.h), the config file's keys (the long name
+ * with '_' for '-', or .key), `xlbd --help`, the xlbd(8) man page and bash
+ * completion.
+ *
+ * Precedence, per setting: command line > config file > the settings
+ * stored with the state (dataplane settings only, rows marked STORED: a
+ * daemon restarted without its config keeps attaching where it did) >
+ * the default.  Numbers are parsed strictly (digits only, in range), so
+ * `-m 70000` or `-m abc` are refused instead of listening elsewhere.
+ *
+ * Adding a setting: a field in struct xlbd_config (or struct xlb_settings
+ * for what the dataplane sees), one row here, and its use.  The docs,
+ * completion and config key follow from the row.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xlb_cli.h"
+#include "xlbd.h"
+
+#define CONFIG_DEFAULT "/etc/xlb/xlbd.yaml"
+#define CONFIG_MAX_BYTES (1024 * 1024)
+
+/* Row flags of ours (xlb_cli_opt.user). */
+enum {
+	/* A dataplane setting saved with the state; used when nothing gives it. */
+	SET_STORED = 1u << 0,
+};
+
+/* ---- parsers of the CUSTOM rows ---------------------------------------- */
+
+static int parse_iface(const struct xlb_cli_opt *o, void *field, const char *val, bool first,
+		       char *err, size_t errlen)
+{
+	/* The row's field is the settings' ifaces[] and the count right behind it. */
+	char (*ifaces)[XLB_IFNAME_LEN] = field;
+	size_t *cnt = (size_t *)((char *)field + sizeof(((struct xlb_settings *)0)->ifaces));
+
+	if (first)
+		*cnt = 0;
+	if (!val || !*val || strlen(val) >= XLB_IFNAME_LEN || strchr(val, '/')) {
+		snprintf(err, errlen, "'%.32s' is not an interface name", val ? val : "");
+		return -EINVAL;
+	}
+	if (*cnt >= XLB_MAX_IFACES) {
+		snprintf(err, errlen, "at most %d interfaces", XLB_MAX_IFACES);
+		return -E2BIG;
+	}
+	for (size_t i = 0; i < *cnt; i++)
+		if (!strcmp(ifaces[i], val)) {
+			snprintf(err, errlen, "%s given twice", val);
+			return -EINVAL;
+		}
+	strcpy(ifaces[(*cnt)++], val);
+	return 0;
+}
+
+static int parse_mac(const struct xlb_cli_opt *o, void *field, const char *val, bool first,
+		     char *err, size_t errlen)
+{
+	if (!xlb_mac_parse(val, field))
+		return 0;
+	snprintf(err, errlen, "'%.32s' is not a MAC address (xx:xx:xx:xx:xx:xx)", val ? val : "");
+	return -EINVAL;
+}
+
+/* ADDR[/PLEN] into an address and the prefix length stored right behind it. */
+static int parse_prefix(void *field, const char *val, int family, char *err, size_t errlen)
+{
+	struct xlb_ip *addr = field;
+	uint8_t *plen = (uint8_t *)field + sizeof(struct xlb_ip);
+	char buf[80], *slash;
+	uint64_t n;
+
+	snprintf(buf, sizeof(buf), "%s", val ? val : "");
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash = 0;
+	if (xlb_addr_parse(buf, addr) || addr->family != family) {
+		snprintf(err, errlen, "'%.64s' is not an IPv%d address", val ? val : "",
+			 family == AF_INET ? 4 : 6);
+		return -EINVAL;
+	}
+	*plen = family == AF_INET ? 32 : 128;
+	if (slash) {
+		if (xlb_cli_parse_u64(slash + 1, 0, *plen, &n)) {
+			snprintf(err, errlen, "prefix length '%.8s' is not 0..%u", slash + 1, *plen);
+			return -ERANGE;
+		}
+		*plen = (uint8_t)n;
+	}
+	return 0;
+}
+
+static int parse_src4(const struct xlb_cli_opt *o, void *field, const char *val, bool first,
+		      char *err, size_t errlen)
+{
+	return parse_prefix(field, val, AF_INET, err, errlen);
+}
+
+static int parse_src6(const struct xlb_cli_opt *o, void *field, const char *val, bool first,
+		      char *err, size_t errlen)
+{
+	return parse_prefix(field, val, AF_INET6, err, errlen);
+}
+
+_Static_assert(offsetof(struct xlb_settings, iface_cnt) ==
+		       offsetof(struct xlb_settings, ifaces) +
+			       sizeof(((struct xlb_settings *)0)->ifaces),
+	       "parse_iface() keeps the count right behind the names");
+_Static_assert(offsetof(struct xlb_settings, src4_plen) ==
+		       offsetof(struct xlb_settings, src4) + sizeof(struct xlb_ip) &&
+	       offsetof(struct xlb_settings, src6_plen) ==
+		       offsetof(struct xlb_settings, src6) + sizeof(struct xlb_ip),
+	       "parse_prefix() stores the prefix length behind the address");
+
+/* ---- the table ------------------------------------------------------------ */
+
+static const char *const verify_names[] = { "enforce", "warn", "off", NULL };
+static const char *const xdp_mode_names[] = { "auto", "dispatcher", "single", NULL };
+static const char *const backend_names[] = { "kernel", "userspace", NULL };
+
+#define C(FIELD) XLB_CLI_FIELD(struct xlbd_config, FIELD)
+/* An address with its prefix length: both bytes ranges are the setting. */
+#define PREFIX(FIELD)                                                                \
+	.offset = offsetof(struct xlbd_config, set.FIELD),                           \
+	.size = sizeof(struct xlb_ip) + sizeof(uint8_t)
+
+static const struct xlb_cli_opt settings[] = {
+	{ "config", 'c', XLB_CLI_STRING, 0, C(config), "FILE",
+	  "YAML or JSON config file (settings and the initial vips)",
+	  .def = CONFIG_DEFAULT " if present", .complete = XLB_CLI_COMPLETE_FILE },
+	{ "interface", 'i', XLB_CLI_CUSTOM, XLB_CLI_F_REPEAT | XLB_CLI_F_CONFIG,
+	  .offset = offsetof(struct xlbd_config, set.ifaces),
+	  .size = sizeof(((struct xlb_settings *)0)->ifaces) + sizeof(size_t), .metavar = "IFACE",
+	  .doc = "attach the balancer to IFACE (repeat for several; given on the command line, "
+		 "replaces the config file's list)",
+	  .parse = parse_iface, .complete = XLB_CLI_COMPLETE_IFACE, .user = SET_STORED,
+	  .key = "interfaces" },
+	{ "gateway-mac", 'g', XLB_CLI_CUSTOM, XLB_CLI_F_CONFIG, C(set.gw_mac), "MAC",
+	  "outer destination MAC of encapsulated packets (the next-hop router)",
+	  .parse = parse_mac, .user = SET_STORED },
+	{ "src4", 0, XLB_CLI_CUSTOM, XLB_CLI_F_CONFIG, PREFIX(src4), "ADDR[/PLEN]",
+	  "outer IPv4 source prefix (host bits vary per flow)", .parse = parse_src4,
+	  .user = SET_STORED },
+	{ "src6", 0, XLB_CLI_CUSTOM, XLB_CLI_F_CONFIG, PREFIX(src6), "ADDR[/PLEN]",
+	  "outer IPv6 source prefix, for IPv6 reals", .parse = parse_src6, .user = SET_STORED },
+	{ "gue-port", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(set.gue_port), "PORT",
+	  "GUE destination port on the reals (0: 6080)", .def = "0", .max = 65535,
+	  .user = SET_STORED },
+	{ "lru-size", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(set.lru_size), "N",
+	  "connection-table entries per CPU", .def = "65536", .min = 1, .max = 100000000,
+	  .user = SET_STORED },
+	{ "max-new-flows-per-sec", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(set.max_new_flows_per_sec),
+	  "N", "flood guard: new connection-table entries per CPU and second (0: unlimited)",
+	  .def = "0", .user = SET_STORED },
+	{ "backend", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(backend), "NAME",
+	  "dataplane backend: kernel (XDP) or userspace (the DPDK path)", .def = "kernel",
+	  .choices = backend_names, .complete = XLB_CLI_COMPLETE_WORDS },
+	{ "object", 'o', XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(object), "FILE",
+	  "the balancer object", .def = XLB_DATADIR "/balancer.bpf.o",
+	  .complete = XLB_CLI_COMPLETE_FILE },
+	{ "pin-root", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(pin_root), "DIR",
+	  "bpffs directory of the pinned maps and programs", .def = "/sys/fs/bpf/xlb",
+	  .complete = XLB_CLI_COMPLETE_DIR },
+	{ "state-dir", 'd', XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(state_dir), "DIR",
+	  "directory of the store (xlb.db)", .def = "/var/lib/xlb",
+	  .complete = XLB_CLI_COMPLETE_DIR },
+	{ "socket", 's', XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(sock), "PATH", "the API socket",
+	  .def = XLB_SOCK_PATH_DEFAULT, .complete = XLB_CLI_COMPLETE_FILE },
+	{ "socket-group", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(sock_group), "GROUP",
+	  "group allowed to use the socket" },
+	{ "metrics-address", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(metrics_addr), "ADDR",
+	  "listen address of the Prometheus endpoint", .def = "127.0.0.1" },
+	{ "metrics-port", 'm', XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(metrics_port), "PORT",
+	  "Prometheus metrics port (0: off)", .def = "9100", .max = 65535 },
+	{ "verify", 0, XLB_CLI_ENUM, XLB_CLI_F_CONFIG, C(verify), NULL,
+	  "pre-validation with xlb's verifier: enforce refuses what it rejects, warn logs and "
+	  "attaches, off skips it",
+	  .def = "enforce", .choices = verify_names },
+	{ "no-verify", 0, XLB_CLI_FLAG, 0, C(no_verify), NULL, "same as --verify=off" },
+	{ "xdp-mode", 0, XLB_CLI_ENUM, XLB_CLI_F_CONFIG, C(xdp_mode), NULL,
+	  "libxdp's dispatcher if the kernel allows it, else a single program (auto); "
+	  "the dispatcher or nothing; a single program only",
+	  .def = "auto", .choices = xdp_mode_names },
+	{ "skb-mode", 0, XLB_CLI_FLAG, XLB_CLI_F_CONFIG, C(skb_mode), NULL, "generic XDP only" },
+	{ "cleanup", 0, XLB_CLI_FLAG, 0, C(cleanup), NULL,
+	  "detach the programs, remove the pins and exit" },
+	{ "verbose", 'v', XLB_CLI_FLAG, 0, C(verbose), NULL, "debug logging" },
+	{ "version", 'V', XLB_CLI_FLAG, 0, C(version), NULL, "print the version and exit" },
+	{ "help", 'h', XLB_CLI_FLAG, 0, C(help), NULL, "show this help and exit" },
+	{ "man", 0, XLB_CLI_FLAG, 0, C(man), NULL, "print the xlbd(8) man page (troff) and exit" },
+	{ "bash-completion", 0, XLB_CLI_FLAG, 0, C(completion), NULL,
+	  "print the bash completion script and exit" },
+	{ 0 },
+};
+#undef PREFIX
+#undef C
+
+_Static_assert(sizeof(settings) / sizeof(settings[0]) <=
+		       sizeof(((struct xlbd_config *)0)->given),
+	       "xlbd_config.given has a slot per row");
+
+static const struct xlb_cli_section sections[] = {
+	{ "INITIAL STATE",
+	  "The config file may also hold a vips: list in the format of lbctl apply (see "
+	  "lbctl(8)).  It is applied only when the store is empty, on the first start; "
+	  "afterwards the desired state lives in the store and changes through lbctl." },
+	{ "SIGNALS",
+	  "SIGTERM and SIGINT stop xlbd and leave the balancer attached with its maps pinned, "
+	  "so established connections survive a restart or an upgrade (xlbd --cleanup removes "
+	  "it)." },
+	{ "FILES",
+	  "/etc/xlb/xlbd.yaml the config file\n\n/var/lib/xlb/xlb.db the store (SQLite, WAL "
+	  "mode)\n\n/run/xlb/xlbd.sock the API socket\n\n/sys/fs/bpf/xlb the pinned maps and "
+	  "programs" },
+	{ "EXIT STATUS", "0 stopped cleanly; 1 failed to start or serve; 2 usage or config error." },
+	{ "SEE ALSO", "lbctl(8), xbpf(1), systemd.service(5)" },
+	{ 0 },
+};
+
+static const struct xlb_cli_prog program = {
+	.name = "xlbd",
+	.man_section = 8,
+	.summary = "the xlb L4 load balancer daemon",
+	.version = XLB_VERSION,
+	.description =
+		"xlbd owns the desired state of the load balancer (VIPs, their reals, weights and "
+		"health checks), keeps it in a crash-safe store, programs the XDP balancer's maps "
+		"through its backend, health-checks the reals, serves the JSON API that lbctl(8) "
+		"speaks on a UNIX socket, and exports Prometheus metrics.\n\n"
+		"Every change is one transaction: it is in the maps and the store, or in neither.",
+	.opts = settings,
+	.config_file = CONFIG_DEFAULT,
+	.sections = sections,
+};
+
+/* ---- the config file ------------------------------------------------------ */
+
+/* One config key's value through its row, as the command line would set it. */
+static int set_from_json(struct xlbd_config *cfg, const struct xlb_cli_opt *o, json_t *v,
+			 bool first, char *err, size_t errlen)
+{
+	char num[32];
+	const char *text;
+
+	if (json_is_string(v))
+		text = json_string_value(v);
+	else if (json_is_integer(v) && o->type != XLB_CLI_STRING)
+		text = (snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v)), num);
+	else if (json_is_boolean(v) && o->type == XLB_CLI_FLAG)
+		text = json_is_true(v) ? "true" : "false";
+	else {
+		snprintf(err, errlen, "wrong type");
+		return -EINVAL;
+	}
+	return xlb_cli_opt__set(o, cfg, text, first, err, errlen);
+}
+
+static int load_file(struct xlbd_config *cfg, json_t **ret_json)
+{
+	struct xlb_err err = { 0 };
+	size_t len = 0;
+	char *text, msg[256];
+	const char *key;
+	json_t *j, *v;
+	FILE *f;
+
+	f = fopen(cfg->config, "r");
+	if (!f) {
+		xlbd_log(LOG_ERR, "cannot open %s: %s", cfg->config, strerror(errno));
+		return -errno;
+	}
+	text = malloc(CONFIG_MAX_BYTES + 1);
+	if (text)
+		len = fread(text, 1, CONFIG_MAX_BYTES + 1, f);
+	fclose(f);
+	if (!text)
+		return -ENOMEM;
+	j = xlb_config_parse(text, len, &err);
+	free(text);
+	if (!j) {
+		xlbd_log(LOG_ERR, "%s: %s", cfg->config, err.msg);
+		return -EINVAL;
+	}
+	if (!json_is_object(j)) {
+		xlbd_log(LOG_ERR, "%s: must be a mapping of settings", cfg->config);
+		json_decref(j);
+		return -EINVAL;
+	}
+	json_object_foreach(j, key, v) {
+		const struct xlb_cli_opt *o = xlb_cli_opt__find(settings, key, true);
+		int r = 0;
+
+		if (!strcmp(key, "vips")) {
+			cfg->initial = json_pack("{s:O}", "vips", v);
+			continue;
+		}
+		if (!o || !(o->flags & XLB_CLI_F_CONFIG)) {
+			xlbd_log(LOG_ERR, "%s: unknown setting \"%.40s\"", cfg->config, key);
+			json_decref(j);
+			return -EINVAL;
+		}
+		if ((o->flags & XLB_CLI_F_REPEAT) && json_is_array(v)) {
+			json_t *e;
+			size_t i;
+
+			if (!json_array_size(v)) {
+				snprintf(msg, sizeof(msg), "empty list");
+				r = -EINVAL;
+			}
+			json_array_foreach(v, i, e) {
+				if (!r)
+					r = set_from_json(cfg, o, e, i == 0, msg, sizeof(msg));
+			}
+		} else {
+			r = set_from_json(cfg, o, v, true, msg, sizeof(msg));
+		}
+		if (r) {
+			xlbd_log(LOG_ERR, "%s: %s: %s", cfg->config, key, msg);
+			json_decref(j);
+			return -EINVAL;
+		}
+		cfg->given[o - settings]++;
+	}
+	*ret_json = j; /* string settings point into it */
+	return 0;
+}
+
+/* ---- loading -------------------------------------------------------------- */
+
+static json_t *config_json; /* kept while the settings point into it */
+
+int xlbd_config_load(struct xlbd_config *cfg, int argc, char **argv)
+{
+	struct xlbd_config scan = *cfg;
+	struct xlb_cli_optset set = { settings, &scan, NULL };
+	char *args[argc + 1], err[256];
+	int nargs = 0, r;
+
+	/* 1. The command line alone, for its syntax and the config file's name. */
+	if (xlb_cli_parse(&set, 1, argc - 1, argv + 1, 0, args, &nargs, NULL, err, sizeof(err))) {
+		xlbd_log(LOG_ERR, "%s (see xlbd --help)", err);
+		return -EINVAL;
+	}
+	if (nargs) {
+		xlbd_log(LOG_ERR, "unexpected argument %s", args[0]);
+		return -EINVAL;
+	}
+	if (scan.help || scan.man || scan.completion || scan.version) {
+		if (scan.version)
+			printf("xlbd %s\n", XLB_VERSION);
+		else if (scan.help)
+			xlb_cli_help(stdout, &program, NULL);
+		else
+			(scan.man ? xlb_cli_man : xlb_cli_bash_completion)(stdout, &program);
+		return 1;
+	}
+	/* 2. The config file, then the command line again over it. */
+	cfg->config = scan.config;
+	if (!cfg->config && !access(CONFIG_DEFAULT, R_OK))
+		cfg->config = CONFIG_DEFAULT;
+	if (cfg->config) {
+		r = load_file(cfg, &config_json);
+		if (r)
+			return -EINVAL;
+	}
+	set = (struct xlb_cli_optset){ settings, cfg, cfg->given };
+	if (xlb_cli_parse(&set, 1, argc - 1, argv + 1, 0, args, &nargs, NULL, err, sizeof(err)))
+		return -EINVAL; /* cannot happen: the same line parsed above */
+	if (cfg->no_verify)
+		cfg->verify = XLB_VERIFY_OFF;
+	if (cfg->verbose)
+		xlbd_log_set_level(LOG_DEBUG);
+	return 0;
+}
+
+void xlbd_config_merge_stored(struct xlbd_config *cfg, const struct xlb_settings *stored)
+{
+	struct xlbd_config from = *cfg;
+
+	from.set = *stored;
+	for (size_t i = 0; settings[i].name; i++) {
+		const struct xlb_cli_opt *o = &settings[i];
+
+		if (!(o->user & SET_STORED) || cfg->given[i])
+			continue;
+		memcpy((char *)cfg + o->offset, (char *)&from + o->offset, o->size);
+	}
+}
+
+void xlbd_config_free(struct xlbd_config *cfg)
+{
+	json_decref(cfg->initial);
+	cfg->initial = NULL;
+	json_decref(config_json);
+	config_json = NULL;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kernel.h - private to the kernel backend (backend_kernel.c and its
+ * kernel_*.c parts): the backend's object and what the parts share.
+ *
+ *   kernel_pin.c    attach and pin: bpffs, adoption of a running program,
+ *                   verifier gate, load, libxdp attach, detach and unpin
+ *   kernel_maps.c   the maps: config, reals, VIPs and their rings
+ *   kernel_hc.c     the healthcheck tc program (encapsulated probes)
+ *   kernel_stats.c  counters, stats and status
+ *   backend_kernel.c  open/close and the ops table (calls the four)
+ */
+#ifndef XLB_KERNEL_H
+#define XLB_KERNEL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <syslog.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include "backend.h"
+#include "xlb_shared.h"
+
+#define XLB_RING_GRACE_NS (20ull * 1000 * 1000)
+
+enum kmap {
+	KM_VIPS,
+	KM_VIP_ADDRS,
+	KM_REALS,
+	KM_RINGS,
+	KM_CONNS,
+	KM_CONFIG,
+	KM_VIP_STATS,
+	KM_REAL_STATS,
+	KM_REASON_STATS,
+	KM_EVENT_STATS,
+	KM_CNT,
+};
+
+extern const char *const kernel_map_names[KM_CNT];
+
+struct kiface {
+	char name[XLB_IFNAME_LEN];
+	int ifindex;
+	uint32_t prog_id;
+	bool adopted;
+	bool native;
+	bool dispatcher;
+	struct xdp_program *prog;
+};
+
+struct kernel {
+	struct xlb_backend_opts opts;
+	char pin_root[256];
+	struct bpf_object *obj;
+	int fd[KM_CNT];
+	struct kiface ifaces[XLB_MAX_IFACES];
+	size_t iface_cnt;
+	int ncpus;
+	bool verified;
+	int verify_result; /* 0, -EACCES, -ENOTSUP, or 1: not run */
+	char verify_msg[240];
+	json_t *verify_json;
+	uint8_t ring_half[XLB_MAX_VIPS];
+	bool vip_present[XLB_MAX_VIPS];
+	uint64_t retired_ns[XLB_MAX_VIPS];
+	uint32_t *keys;
+	/* The healthcheck tc program (encapsulated probes). */
+	struct bpf_object *hc_obj;
+	int hc_reals_fd;
+	char hc_msg[200];
+};
+
+#define klog(k, lvl, ...) ((k)->opts.log ? (k)->opts.log(lvl, __VA_ARGS__) : (void)0)
+
+/* kernel_pin.c */
+/* Adopt what runs on every interface, else load (verified) and attach. */
+int kernel_attach(struct kernel *k, struct xlb_err *err);
+/* Release our references; unless keep, detach and unpin too. */
+void kernel_detach(struct kernel *k, bool keep);
+/* Is prog_id running on ifindex, alone or under libxdp's dispatcher? */
+bool kernel_prog_attached(int ifindex, uint32_t prog_id, bool *ret_dispatcher, bool *ret_native);
+
+/* kernel_maps.c */
+uint64_t kernel_now_ns(void);
+void kernel_to_dp_addr(const struct xlb_ip *a, union xlb_addr *ret, __u8 *ret_family);
+int kernel_map_err(struct xlb_err *err, const char *what, int e);
+int kernel_config_put(struct xlb_backend *be, const struct xlb_settings *set, struct xlb_err *err);
+int kernel_real_put(struct xlb_backend *be, uint32_t id, const struct xlb_ip *addr,
+		    struct xlb_err *err);
+int kernel_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip, const uint32_t *ring,
+		   struct xlb_err *err);
+int kernel_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t port,
+		   uint8_t proto, uint32_t id, struct xlb_err *err);
+int kernel_vip_list(struct xlb_backend *be, struct xlb_dp_vip *ret, size_t max);
+
+/* kernel_hc.c */
+void kernel_hc_setup(struct kernel *k);
+void kernel_hc_teardown(struct kernel *k, bool keep);
+int kernel_hc_real_put(struct xlb_backend *be, uint32_t mark, const struct xlb_ip *addr,
+		       enum xlb_encap encap, struct xlb_err *err);
+
+/* kernel_stats.c */
+int kernel_vip_counters(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret);
+int kernel_real_counters(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret);
+int kernel_stats(struct xlb_backend *be, struct xlb_dp_stats *ret);
+json_t *kernel_status(struct xlb_backend *be);
+
+#endif /* XLB_KERNEL_H */

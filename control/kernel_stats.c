@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The kernel backend, reading: per-VIP and per-real counters (summed over
+ * the CPUs of the per-CPU maps), the reasons and events, and the status
+ * (interfaces, attach modes, program ids, verifier verdicts).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "kernel.h"
+
+/*
+ * Sum one entry of a per-CPU counter map over the CPUs.  The values are
+ * struct xlb_counter (packets, bytes) or, for VIPs and reals, struct
+ * xlb_lb_counter, which adds new_flows: both are __u64 fields in that order.
+ */
+static int percpu_sum(struct kernel *k, int fd, uint32_t idx, size_t value_size,
+		      struct xlb_counters *ret)
+{
+	size_t fields = value_size / sizeof(__u64);
+	__u64 vals[k->ncpus * fields];
+
+	memset(ret, 0, sizeof(*ret));
+	if (bpf_map_lookup_elem(fd, &idx, vals))
+		return -errno;
+	for (int c = 0; c < k->ncpus; c++) {
+		const __u64 *v = &vals[(size_t)c * fields];
+
+		ret->packets += v[0];
+		ret->bytes += v[1];
+		ret->new_flows += fields > 2 ? v[2] : 0;
+	}
+	return 0;
+}
+
+_Static_assert(sizeof(struct xlb_counter) == 2 * sizeof(__u64) &&
+		       sizeof(struct xlb_lb_counter) == 3 * sizeof(__u64) &&
+		       offsetof(struct xlb_lb_counter, new_flows) == 2 * sizeof(__u64),
+	       "percpu_sum() reads the counters as __u64 fields");
+
+int kernel_vip_counters(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret)
+{
+	struct kernel *k = be->priv;
+
+	return percpu_sum(k, k->fd[KM_VIP_STATS], id, sizeof(struct xlb_lb_counter), ret);
+}
+
+int kernel_real_counters(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret)
+{
+	struct kernel *k = be->priv;
+
+	return percpu_sum(k, k->fd[KM_REAL_STATS], id, sizeof(struct xlb_lb_counter), ret);
+}
+
+int kernel_stats(struct xlb_backend *be, struct xlb_dp_stats *ret)
+{
+	struct kernel *k = be->priv;
+
+	memset(ret, 0, sizeof(*ret));
+	for (uint32_t r = 1; r < XLB_REASON_MAX && r < XLB_STATS_MAX_REASONS; r++) {
+		percpu_sum(k, k->fd[KM_REASON_STATS], r, sizeof(struct xlb_counter), &ret->reason[r]);
+		ret->reason_name[r] = xlb_reason_name(r);
+		ret->reason_cnt = r + 1;
+	}
+	for (uint32_t e = 0; e < XLB_EVENT_MAX && e < XLB_STATS_MAX_EVENTS; e++) {
+		percpu_sum(k, k->fd[KM_EVENT_STATS], e, sizeof(struct xlb_counter), &ret->event[e]);
+		ret->event_name[e] = xlb_event_name(e);
+		ret->event_cnt = e + 1;
+	}
+	ret->lru_hits = ret->event[XLB_EV_LRU_HIT].packets;
+	ret->lru_misses = ret->event[XLB_EV_LRU_MISS].packets;
+	ret->new_flows = ret->event[XLB_EV_NEW_FLOW].packets;
+	return 0;
+}
+
+json_t *kernel_status(struct xlb_backend *be)
+{
+	struct kernel *k = be->priv;
+	json_t *ifaces = json_array(), *j;
+
+	for (size_t i = 0; i < k->iface_cnt; i++) {
+		struct kiface *ifc = &k->ifaces[i];
+		bool disp = false, native = false, running;
+
+		running = kernel_prog_attached(ifc->ifindex, ifc->prog_id, &disp, &native);
+		json_array_append_new(ifaces,
+				      json_pack("{s:s, s:i, s:I, s:b, s:s, s:s, s:b}", "name", ifc->name,
+						"ifindex", ifc->ifindex, "prog_id", (json_int_t)ifc->prog_id,
+						"attached", running, "mode",
+						native ? "native" : "generic", "libxdp",
+						disp ? "dispatcher" : "single-program", "adopted",
+						ifc->adopted));
+	}
+	j = json_pack("{s:s, s:s, s:s, s:o, s:{s:s, s:s}}", "backend", "kernel", "object",
+		      k->opts.obj_path, "pin_root", k->pin_root, "interfaces", ifaces, "verifier",
+		      "result",
+		      k->verify_result == 0	       ? "accepted" :
+		      k->verify_result == -ENOTSUP ? "unavailable" :
+		      k->verify_result == 1	       ? "not run" :
+						       "rejected",
+		      "message", k->verify_msg);
+	if (k->verify_json)
+		json_object_set(json_object_get(j, "verifier"), "programs", k->verify_json);
+	json_object_set_new(j, "healthcheck_program",
+			    json_pack("{s:b, s:s}", "attached", k->hc_obj != NULL, "message", k->hc_msg));
+	return j;
+}

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lbctl's human output: one table per answer, from the daemon's JSON
+ * result (with -j the result is printed as it is instead).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "lbctl.h"
+
+static const char *jstr(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "-";
+}
+
+static long long jint(json_t *o, const char *k)
+{
+	return (long long)json_integer_value(json_object_get(o, k));
+}
+
+static void vip_name(json_t *v, char *buf, size_t len)
+{
+	const char *a = jstr(v, "address");
+
+	snprintf(buf, len, strchr(a, ':') ? "[%s]:%lld/%s" : "%s:%lld/%s", a, jint(v, "port"),
+		 jstr(v, "proto"));
+}
+
+static void flags_str(json_t *v, char *buf, size_t len)
+{
+	json_t *f;
+	size_t i;
+
+	buf[0] = 0;
+	json_array_foreach(json_object_get(v, "flags"), i, f) {
+		if (buf[0])
+			strncat(buf, ",", len - strlen(buf) - 1);
+		strncat(buf, json_string_value(f), len - strlen(buf) - 1);
+	}
+	if (!buf[0])
+		snprintf(buf, len, "-");
+}
+
+static void print_reals(json_t *reals, const char *indent)
+{
+	json_t *r;
+	size_t i;
+
+	printf("%s%-40s %8s %-9s %-9s %s\n", indent, "REAL", "WEIGHT", "STATE", "HEALTH", "IN-RING");
+	json_array_foreach(reals, i, r)
+		printf("%s%-40s %8lld %-9s %-9s %s\n", indent, jstr(r, "address"), jint(r, "weight"),
+		       jstr(r, "state"), jstr(r, "health"),
+		       json_is_true(json_object_get(r, "in_ring")) ? "yes" : "no");
+}
+
+void lbctl_show_vip_list(json_t *res)
+{
+	json_t *v;
+	size_t i;
+
+	printf("%-46s %-5s %-22s %-6s %s\n", "VIP", "ENCAP", "FLAGS", "CHECK", "REALS(IN RING/ALL)");
+	json_array_foreach(json_object_get(res, "vips"), i, v) {
+		char name[96], flags[96];
+		json_t *hc = json_object_get(v, "healthcheck");
+
+		vip_name(v, name, sizeof(name));
+		flags_str(v, flags, sizeof(flags));
+		printf("%-46s %-5s %-22s %-6s %lld/%zu\n", name, jstr(v, "encap"), flags,
+		       hc ? jstr(hc, "type") : "none", jint(v, "reals_in_ring"),
+		       json_array_size(json_object_get(v, "reals")));
+	}
+}
+
+void lbctl_show_vip(json_t *v)
+{
+	char name[96], flags[96];
+	json_t *hc = json_object_get(v, "healthcheck");
+
+	vip_name(v, name, sizeof(name));
+	flags_str(v, flags, sizeof(flags));
+	printf("vip %s id %lld encap %s flags %s\n", name, jint(v, "id"), jstr(v, "encap"), flags);
+	if (hc)
+		printf("  healthcheck %s port %lld path %s interval %lldms timeout %lldms rise %lld fall %lld\n",
+		       jstr(hc, "type"), jint(hc, "port"), jstr(hc, "path"), jint(hc, "interval_ms"),
+		       jint(hc, "timeout_ms"), jint(hc, "rise"), jint(hc, "fall"));
+	print_reals(json_object_get(v, "reals"), "  ");
+}
+
+void lbctl_show_real_list(json_t *res)
+{
+	print_reals(json_object_get(res, "reals"), "");
+}
+
+void lbctl_show_vip_added(json_t *v)
+{
+	char name[96];
+
+	vip_name(v, name, sizeof(name));
+	printf("vip %s added (id %lld)\n", name, jint(v, "id"));
+}
+
+void lbctl_show_status(json_t *s)
+{
+	json_t *dp = json_object_get(s, "dataplane"), *set = json_object_get(s, "settings"), *i,
+	       *ver = json_object_get(dp, "verifier"), *p;
+	size_t k;
+
+	printf("xlbd %s, up %llds, %lld VIP(s), %lld real(s), %lld change(s)\n", jstr(s, "version"),
+	       jint(s, "uptime_s"), jint(s, "vips"), jint(s, "reals"), jint(s, "changes"));
+	printf("backend:   %s  object %s  pins %s\n", jstr(dp, "backend"), jstr(dp, "object"),
+	       jstr(dp, "pin_root"));
+	printf("%-10s %-8s %-8s %-15s %-9s %s\n", "INTERFACE", "IFINDEX", "PROG-ID", "LIBXDP", "MODE",
+	       "ATTACHED");
+	json_array_foreach(json_object_get(dp, "interfaces"), k, i)
+		printf("%-10s %-8lld %-8lld %-15s %-9s %s%s\n", jstr(i, "name"), jint(i, "ifindex"),
+		       jint(i, "prog_id"), jstr(i, "libxdp"), jstr(i, "mode"),
+		       json_is_true(json_object_get(i, "attached")) ? "yes" : "NO",
+		       json_is_true(json_object_get(i, "adopted")) ? " (adopted)" : "");
+	printf("verifier:  %s (%s)\n", jstr(ver, "result"), jstr(ver, "message"));
+	json_array_foreach(json_object_get(ver, "programs"), k, p) {
+		json_t *d;
+		size_t n;
+
+		printf("  %-20s %s, %lld insns processed, stack depth ", jstr(p, "name"),
+		       json_is_true(json_object_get(p, "accepted")) ? "accepted" : "REJECTED",
+		       jint(p, "insn_processed"));
+		json_array_foreach(json_object_get(p, "stack_depth"), n, d)
+			printf("%s%lld", n ? "+" : "", (long long)json_integer_value(d));
+		putchar('\n');
+	}
+	printf("settings:  gateway %s ring %lld lru %lld socket %s metrics %s:%lld\n",
+	       jstr(set, "gateway_mac"), jint(set, "ring_size"), jint(set, "lru_size"),
+	       jstr(set, "socket"), jstr(set, "metrics"), jint(set, "metrics_port"));
+}
+
+void lbctl_show_health(json_t *res)
+{
+	json_t *r;
+	size_t i;
+
+	printf("%-30s %-40s %-6s %-9s %-7s %8s %8s %s\n", "VIP", "REAL", "CHECK", "HEALTH", "IN-RING",
+	       "PROBES", "FAILED", "LAST-ERROR");
+	json_array_foreach(json_object_get(res, "reals"), i, r)
+		printf("%-30s %-40s %-6s %-9s %-7s %8lld %8lld %s\n", jstr(r, "vip"), jstr(r, "real"),
+		       jstr(r, "check"), jstr(r, "health"),
+		       json_is_true(json_object_get(r, "in_ring")) ? "yes" : "no", jint(r, "probes"),
+		       jint(r, "failures"), jstr(r, "last_error"));
+}
+
+void lbctl_show_apply(json_t *res)
+{
+	json_t *l;
+	size_t i;
+
+	json_array_foreach(json_object_get(res, "changes"), i, l)
+		printf("%s\n", json_string_value(l));
+	printf("%zu change(s) %s\n", json_array_size(json_object_get(res, "changes")),
+	       json_is_true(json_object_get(res, "applied")) ? "applied" : "not applied");
+}
+
+void lbctl_show_export(json_t *res)
+{
+	json_dumpf(res, stdout, JSON_INDENT(2));
+	putchar('\n');
+}
+
+
+/* ---- stats ----------------------------------------------------------------- */
+
+static double counter_rate(json_t *now, json_t *prev, const char *k, double dt)
+{
+	if (!prev || dt <= 0)
+		return 0;
+	return (double)(json_integer_value(json_object_get(now, k)) -
+			json_integer_value(json_object_get(prev, k))) /
+	       dt;
+}
+
+void lbctl_show_stats(json_t *s, json_t *prev)
+{
+	double dt = prev ? (double)(jint(s, "time_ns") - jint(prev, "time_ns")) / 1e9 : 0;
+	json_t *v, *lru = json_object_get(s, "lru"), *val;
+	const char *key;
+	size_t i;
+
+	printf("%-44s %12s %14s %10s %12s %10s\n", "VIP / REAL", "PACKETS", "BYTES", "PPS", "BPS",
+	       "NEW FLOWS");
+	json_array_foreach(json_object_get(s, "vips"), i, v) {
+		json_t *k = json_object_get(v, "counters"), *pv = NULL, *r;
+		size_t j;
+
+		if (prev)
+			pv = json_object_get(json_array_get(json_object_get(prev, "vips"), i), "counters");
+		printf("%-44s %12lld %14lld %10.0f %12.0f %10lld\n", jstr(v, "vip"),
+		       jint(k, "packets"), jint(k, "bytes"), counter_rate(k, pv, "packets", dt),
+		       8 * counter_rate(k, pv, "bytes", dt), jint(k, "new_flows"));
+		json_array_foreach(json_object_get(v, "reals"), j, r) {
+			json_t *rk = json_object_get(r, "counters"), *rp = NULL;
+			char name[80];
+
+			if (pv)
+				rp = json_object_get(
+					json_array_get(json_object_get(json_array_get(json_object_get(prev, "vips"), i), "reals"), j),
+					"counters");
+			snprintf(name, sizeof(name), "  %s (%s)", jstr(r, "address"), jstr(r, "state"));
+			printf("%-44s %12lld %14lld %10.0f %12.0f %10lld\n", name,
+			       jint(rk, "packets"), jint(rk, "bytes"),
+			       counter_rate(rk, rp, "packets", dt),
+			       8 * counter_rate(rk, rp, "bytes", dt), jint(rk, "new_flows"));
+		}
+	}
+	printf("lru: %lld hits, %lld misses, hit ratio %.3f; new flows %lld\n", jint(lru, "hits"),
+	       jint(lru, "misses"), json_real_value(json_object_get(lru, "hit_ratio")),
+	       jint(s, "new_flows"));
+	printf("reasons:");
+	i = 0;
+	json_object_foreach(json_object_get(s, "reasons"), key, val)
+		if (json_integer_value(val)) {
+			printf(" %s=%lld", key, (long long)json_integer_value(val));
+			i++;
+		}
+	printf(i ? "\n" : " none\n");
+}
+
+void lbctl_show_verify(json_t *progs)
+{
+	json_t *p;
+	size_t i;
+
+	json_array_foreach(progs, i, p) {
+		json_t *d;
+		size_t n;
+
+		printf("%-24s %-8s %8lld insns processed, %lld subprograms, stack depth ",
+		       jstr(p, "name"), json_is_true(json_object_get(p, "accepted")) ? "OK" : "REJECTED",
+		       jint(p, "insn_processed"), jint(p, "subprograms"));
+		json_array_foreach(json_object_get(p, "stack_depth"), n, d)
+			printf("%s%lld", n ? "+" : "", (long long)json_integer_value(d));
+		putchar('\n');
+		if (!json_is_true(json_object_get(p, "accepted")))
+			printf("  %s %s\n", jstr(p, "error"), jstr(p, "line"));
+	}
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vip.h - is this packet for a VIP, and may its source use it: the VIP
+ * address filter (no hashing for host traffic), the VIP lookup (exact
+ * port, then the any-port VIP), the VIP-address test (ICMP, later
+ * fragments), the per-VIP source allow-list.
+ */
+#ifndef XLB_VIP_H
+#define XLB_VIP_H
+
+#include "xlb_maps.h"
+#include "parse.h"
+
+/* The filter's answer: 0 when the destination is certainly no VIP address. */
+static __always_inline int xlb_maybe_vip_addr(const struct xlb_pkt *pkt)
+{
+	const struct xlb_vip_filter *f;
+	__u32 zero = 0, bit;
+
+	f = bpf_map_lookup_elem(&xlb_vip_filter, &zero);
+	if (!f || !f->enabled)
+		return 1;
+	bit = xlb_vip_filter_bit(&pkt->flow.dst);
+	return (f->bits[(bit >> 6) & (XLB_VIP_FILTER_BITS / 64 - 1)] >> (bit & 63)) & 1;
+}
+
+static __always_inline int xlb_is_vip_addr(const struct xlb_pkt *pkt)
+{
+	struct xlb_addr_key key = {};
+
+	key.addr = pkt->flow.dst;
+	key.family = pkt->flow.family;
+	return bpf_map_lookup_elem(&xlb_vip_addrs, &key) != NULL;
+}
+
+/* (daddr, dport, proto), then the any-port VIP (daddr, 0, proto): pkt->vip. */
+static __noinline int xlb_lookup_vip(struct xlb_pkt *pkt)
+{
+	struct xlb_vip_key key = {};
+	struct xlb_vip_meta *meta;
+
+	key.addr = pkt->flow.dst;
+	key.port = pkt->flow.dport;
+	key.proto = pkt->flow.proto;
+	key.family = pkt->flow.family;
+	meta = bpf_map_lookup_elem(&xlb_vips, &key);
+	if (!meta) {
+		key.port = 0;
+		meta = bpf_map_lookup_elem(&xlb_vips, &key);
+		if (!meta)
+			return -XLB_PASS_NOT_VIP;
+	}
+	pkt->vip = *meta;
+	if (pkt->vip.vip_num >= XLB_MAX_VIPS)
+		return -XLB_PASS_NOT_VIP;
+	return FURTHER_PROCESSING;
+}
+
+/* XLB_VIP_F_ALLOWLIST: the source must match a prefix listed for the VIP. */
+static __noinline int xlb_src_allowed(struct xlb_pkt *pkt)
+{
+	struct xlb_allow_key key = {};
+
+	key.prefixlen = 32 + (pkt->flow.family == XLB_FAMILY_V6 ? 128 : 32);
+	key.vip_num = bpf_htonl(pkt->vip.vip_num);
+	key.addr = pkt->flow.src;
+	if (!bpf_map_lookup_elem(&xlb_allow, &key))
+		return -XLB_DROP_NOT_ALLOWED;
+	return FURTHER_PROCESSING;
+}
+
+#endif /* XLB_VIP_H */
