@@ -16,6 +16,8 @@ packages=(
 	# tests, demo and benchmarks
 	nginx curl wrk tcpdump netsniff-ng python3 python3-scapy valgrind
 	libclang-rt-14-dev systemd binutils
+	# the kernel's own verifier selftests (test_verifier tables), read at test time
+	linux-source-6.1
 )
 
 if [ "$(id -u)" -ne 0 ]; then
