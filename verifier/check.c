@@ -96,8 +96,14 @@ static int static_subprog_checks(struct xv_env *env)
 /* One instruction, dispatched on its format in the opcode table (isa/). */
 static int do_one(struct xv_env *env, const struct xbpf_insn *insn, bool *path_done)
 {
+	const char *msg = NULL;
 	int err = 0;
 
+	/* Reserved fields and register numbers: judged where a path gets, as the kernel does. */
+	if (xbpf_insn_check(env->insns, env->insn_cnt, env->insn_idx, &msg)) {
+		xv_err(env, "%s\n", msg ? msg : "invalid instruction");
+		return -EINVAL;
+	}
 	switch (xbpf_opcode_desc(insn->code)->fmt) {
 	case XBPF_FMT_ALU:
 	case XBPF_FMT_ALU_UN:
