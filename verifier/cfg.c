@@ -208,7 +208,7 @@ static void mark_prune_points(struct xv_env *env)
 		}
 		if (op != XBPF_JA)
 			env->aux[t].prune_point = true;
-		w = jump_target(insn, t);
+		w = (int)xbpf_jump_target(insn, t);
 		if (w >= 0 && w < env->insn_cnt)
 			env->aux[w].prune_point = env->aux[w].jmp_point = true;
 	}
