@@ -7,8 +7,8 @@
  *   xlb-dpdk [EAL options] -- --obj balancer.bpf.o [--prog NAME]
  *            [--engine jit|interp] [--run-dir DIR] [--exception-port N]
  *            [--exception-out N] [--ifindex PORT=IFINDEX]... [--burst N]
- *            [--mbufs N] [--rx-desc N] [--tx-desc N] [--duration SECONDS]
- *            [--quiet]
+ *            [--mbufs N] [--rx-desc N] [--tx-desc N] [--idle-us N]
+ *            [--duration SECONDS] [--quiet]
  *
  * Ports are numbered in the EAL's order (PCI devices, then --vdev in
  * order).  The process stops on SIGINT/SIGTERM (or after --duration) and
@@ -42,7 +42,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: xlb-dpdk [EAL options] -- --obj OBJ [--prog NAME] [--engine jit|interp]\n"
 		   "       [--run-dir DIR] [--exception-port N] [--exception-out N]\n"
 		   "       [--ifindex PORT=IFINDEX]... [--burst N] [--mbufs N] [--rx-desc N]\n"
-		   "       [--tx-desc N] [--duration SECONDS] [--quiet]\n");
+		   "       [--tx-desc N] [--idle-us N] [--duration SECONDS] [--quiet]\n");
 }
 
 static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *ret)
@@ -72,6 +72,7 @@ static int parse_args(int argc, char **argv, struct xlb_dpdk_opts *o, double *du
 		{ "mbufs", required_argument, NULL, 'm' },
 		{ "rx-desc", required_argument, NULL, 'R' },
 		{ "tx-desc", required_argument, NULL, 'T' },
+		{ "idle-us", required_argument, NULL, 'I' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -132,6 +133,11 @@ static int parse_args(int argc, char **argv, struct xlb_dpdk_opts *o, double *du
 			if (parse_uint(optarg, 16, 16384, &v))
 				goto bad;
 			*(c == 'R' ? &o->rx_desc : &o->tx_desc) = (unsigned int)v;
+			break;
+		case 'I':
+			if (parse_uint(optarg, 0, 1000000, &v))
+				goto bad;
+			o->idle_us = (unsigned int)v;
 			break;
 		case 'd':
 			*duration = strtod(optarg, NULL);
