@@ -15,7 +15,9 @@
  * leaves its maps in <run dir>/maps for the next start.
  */
 #include <errno.h>
+#include <ftw.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,6 +230,27 @@ static void print_summary(struct xlb_dp *dp)
 	}
 }
 
+static int unlink_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	return remove(path) && errno != ENOENT ? -1 : 0;
+}
+
+/*
+ * The EAL leaves its runtime files (/var/run/dpdk/<file-prefix>/: config,
+ * memory segment lists) behind; a primary process that stops cleanly
+ * takes them away.  (After kill -9 they stay until the next start with
+ * the same prefix reuses them.)
+ */
+static void remove_runtime_dir(void)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+	rte_eal_cleanup();
+	if (dir[0] && rte_eal_process_type() == RTE_PROC_PRIMARY)
+		nftw(dir, unlink_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(int argc, char **argv)
 {
 	static struct xlb_dp dp = {
@@ -313,7 +336,7 @@ out:
 	xlb_prog_unload(&dp);
 	for (i = 0; i < dp.nr_workers; i++)
 		xbpf_run_ctx__free(dp.workers[i].ctx);
-	rte_eal_cleanup();
+	remove_runtime_dir();
 	free(eargv);
 	return err ? 1 : 0;
 }

@@ -3,13 +3,15 @@
 
   client.py spread VIP N          N new connections, one GET each; prints
                                   {"counts": {"r1": n, ...}, "fails": n}
-  client.py hold VIP N SECONDS [READY_FILE]
+  client.py hold VIP N SECONDS [READY_FILE [TIMEOUT]]
                                   N keep-alive connections, a GET on each
                                   every 100 ms for SECONDS; prints per
                                   connection the reals that answered and
                                   the errors seen.  READY_FILE is created
                                   once every connection got its first
-                                  answer (SECONDS count from then).
+                                  answer (SECONDS count from then).  An
+                                  answer later than TIMEOUT seconds (2)
+                                  is an error.
 """
 import json
 import socket
@@ -53,10 +55,10 @@ def spread(vip, n):
     print(json.dumps({'counts': counts, 'fails': fails, 'errors': errors}))
 
 
-def hold(vip, n, seconds, ready=None):
+def hold(vip, n, seconds, ready=None, timeout=2.0):
     conns = []
     for _ in range(n):
-        s = socket.create_connection((vip, 80), timeout=2)
+        s = socket.create_connection((vip, 80), timeout=timeout)
         c = {'sock': s, 'reals': [get(s)], 'errors': []}
         conns.append(c)
     if ready:
@@ -87,6 +89,7 @@ if __name__ == '__main__':
         spread(sys.argv[2], int(sys.argv[3]))
     elif mode == 'hold':
         hold(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
-             sys.argv[5] if len(sys.argv) > 5 else None)
+             sys.argv[5] if len(sys.argv) > 5 else None,
+             float(sys.argv[6]) if len(sys.argv) > 6 else 2.0)
     else:
         sys.exit('unknown mode ' + mode)
