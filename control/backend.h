@@ -109,8 +109,8 @@ struct xlb_backend_ops {
 			   enum xlb_encap encap, struct xlb_err *err);
 };
 
-/* skb mark of the encapsulated health probes of a real. */
-#define XLB_HC_MARK(real_id) (0x584c0000u | (real_id))
+/* skb mark of the encapsulated health probes of a real (base: hc_mark_base). */
+#define XLB_HC_MARK(set, real_id) ((set)->hc_mark_base + (real_id))
 
 struct xlb_backend {
 	const struct xlb_backend_ops *ops;

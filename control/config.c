@@ -113,6 +113,118 @@ static int parse_src6(const struct xlb_cli_opt *o, void *field, const char *val,
 	return parse_prefix(field, val, AF_INET6, err, errlen);
 }
 
+/*
+ * "IFACE=VALUE" rows: the row's field is an array of entries whose first
+ * member is the interface name, with its count right behind the array (the
+ * row's size covers both).  The entry for IFACE is replaced if given twice
+ * on one source; `first` (the first value from a source) empties the list,
+ * so the command line replaces the config file's entries.
+ */
+static void *iface_entry(const struct xlb_cli_opt *o, void *field, size_t esize, const char *val,
+			 bool first, const char **ret_value, char *err, size_t errlen)
+{
+	size_t cap = (o->size - sizeof(size_t)) / esize, *cnt = (size_t *)((char *)field + cap * esize);
+	const char *eq = val ? strchr(val, '=') : NULL;
+	size_t nlen = eq ? (size_t)(eq - val) : 0;
+	char *e;
+
+	if (first)
+		*cnt = 0;
+	if (!eq || !nlen || nlen >= XLB_IFNAME_LEN || memchr(val, '/', nlen)) {
+		snprintf(err, errlen, "'%.40s' is not IFACE=%s", val ? val : "", o->metavar + 6);
+		return NULL;
+	}
+	*ret_value = eq + 1;
+	for (size_t i = 0; i < *cnt; i++) {
+		e = (char *)field + i * esize;
+		if (strlen(e) == nlen && !memcmp(e, val, nlen))
+			return e;
+	}
+	if (*cnt >= cap) {
+		snprintf(err, errlen, "at most %zu interfaces", cap);
+		return NULL;
+	}
+	e = (char *)field + (*cnt)++ * esize;
+	memset(e, 0, esize);
+	memcpy(e, val, nlen);
+	return e;
+}
+
+static int parse_egress(const struct xlb_cli_opt *o, void *field, const char *val, bool first,
+			char *err, size_t errlen)
+{
+	struct xlb_iface_egress *e;
+	const char *v;
+
+	e = iface_entry(o, field, sizeof(*e), val, first, &v, err, errlen);
+	if (!e)
+		return -EINVAL;
+	if (!*v || strlen(v) >= XLB_IFNAME_LEN || strchr(v, '/')) {
+		snprintf(err, errlen, "'%.32s' is not an interface name", v);
+		return -EINVAL;
+	}
+	snprintf(e->egress, sizeof(e->egress), "%s", v);
+	return 0;
+}
+
+static int parse_mtu(const struct xlb_cli_opt *o, void *field, const char *val, bool first,
+		     char *err, size_t errlen)
+{
+	struct xlb_iface_mtu *e;
+	const char *v;
+	uint64_t n;
+
+	e = iface_entry(o, field, sizeof(*e), val, first, &v, err, errlen);
+	if (!e)
+		return -EINVAL;
+	if (xlb_cli_parse_u64(v, XLB_MIN_PKT, 65535, &n)) {
+		snprintf(err, errlen, "MTU '%.16s' is not %u..65535", v, XLB_MIN_PKT);
+		return -ERANGE;
+	}
+	e->mtu = (uint16_t)n;
+	return 0;
+}
+
+static int parse_iface_mac(const struct xlb_cli_opt *o, void *field, const char *val, bool first,
+			   char *err, size_t errlen)
+{
+	struct xlb_iface_mac *e;
+	const char *v;
+
+	e = iface_entry(o, field, sizeof(*e), val, first, &v, err, errlen);
+	if (!e)
+		return -EINVAL;
+	if (xlb_mac_parse(v, e->mac)) {
+		snprintf(err, errlen, "'%.32s' is not a MAC address (xx:xx:xx:xx:xx:xx)", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_addr4(const struct xlb_cli_opt *o, void *field, const char *val, bool first,
+		       char *err, size_t errlen)
+{
+	struct xlb_ip *a = field;
+
+	if (!xlb_addr_parse(val ? val : "", a) && a->family == (o->min ? AF_INET6 : AF_INET))
+		return 0;
+	snprintf(err, errlen, "'%.64s' is not an IPv%d address", val ? val : "", o->min ? 6 : 4);
+	return -EINVAL;
+}
+
+#define IFACE_LIST(FIELD)                                                            \
+	.offset = offsetof(struct xlbd_config, set.FIELD),                           \
+	.size = sizeof(((struct xlb_settings *)0)->FIELD) + sizeof(size_t)
+
+_Static_assert(offsetof(struct xlb_settings, egress_cnt) ==
+		       offsetof(struct xlb_settings, egress) + sizeof(((struct xlb_settings *)0)->egress) &&
+	       offsetof(struct xlb_settings, mtu_cnt) ==
+		       offsetof(struct xlb_settings, mtu) + sizeof(((struct xlb_settings *)0)->mtu) &&
+	       offsetof(struct xlb_settings, egress_gw_cnt) ==
+		       offsetof(struct xlb_settings, egress_gw) +
+			       sizeof(((struct xlb_settings *)0)->egress_gw),
+	       "iface_entry() keeps each count right behind its entries");
+
 _Static_assert(offsetof(struct xlb_settings, iface_cnt) ==
 		       offsetof(struct xlb_settings, ifaces) +
 			       sizeof(((struct xlb_settings *)0)->ifaces),
@@ -128,6 +240,7 @@ _Static_assert(offsetof(struct xlb_settings, src4_plen) ==
 static const char *const verify_names[] = { "enforce", "warn", "off", NULL };
 static const char *const xdp_mode_names[] = { "auto", "dispatcher", "single", NULL };
 static const char *const backend_names[] = { "kernel", "userspace", NULL };
+static const char *const frag_names[] = { "balance", "drop", NULL };
 
 #define C(FIELD) XLB_CLI_FIELD(struct xlbd_config, FIELD)
 /* An address with its prefix length: both bytes ranges are the setting. */
@@ -154,6 +267,40 @@ static const struct xlb_cli_opt settings[] = {
 	  .user = SET_STORED },
 	{ "src6", 0, XLB_CLI_CUSTOM, XLB_CLI_F_CONFIG, PREFIX(src6), "ADDR[/PLEN]",
 	  "outer IPv6 source prefix, for IPv6 reals", .parse = parse_src6, .user = SET_STORED },
+	{ "egress", 0, XLB_CLI_CUSTOM, XLB_CLI_F_REPEAT | XLB_CLI_F_CONFIG, IFACE_LIST(egress),
+	  "IFACE=EGRESS",
+	  "redirect mode: packets balanced on IFACE leave by EGRESS (XDP_REDIRECT through a devmap; "
+	  "xlbd attaches the balancer on EGRESS too, which passes what is not for a VIP); without "
+	  "it they leave by IFACE (XDP_TX).  On veth the peer of EGRESS needs an XDP program or "
+	  "GRO (ethtool -K PEER gro on)",
+	  .parse = parse_egress, .complete = XLB_CLI_COMPLETE_IFACE },
+	{ "mtu", 0, XLB_CLI_CUSTOM, XLB_CLI_F_REPEAT | XLB_CLI_F_CONFIG, IFACE_LIST(mtu),
+	  "IFACE=BYTES",
+	  "largest IP packet IFACE carries toward the reals (default: its MTU); a VIP packet that "
+	  "would exceed it once encapsulated is answered with ICMP fragmentation-needed / "
+	  "packet-too-big (IPv4 with DF, IPv6) or dropped (IPv4 without DF)",
+	  .parse = parse_mtu },
+	{ "egress-gateway-mac", 0, XLB_CLI_CUSTOM, XLB_CLI_F_REPEAT | XLB_CLI_F_CONFIG,
+	  IFACE_LIST(egress_gw), "IFACE=MAC",
+	  "outer destination MAC of packets leaving by IFACE (default: --gateway-mac); the outer "
+	  "source MAC is always the leaving interface's own",
+	  .parse = parse_iface_mac },
+	{ "fragments", 0, XLB_CLI_ENUM, XLB_CLI_F_CONFIG, C(set.frag_policy), NULL,
+	  "fragments to VIPs: balance (the first on its ports, the later ones follow it) or drop",
+	  .def = "balance", .choices = frag_names },
+	{ "hc-source-mac", 0, XLB_CLI_CUSTOM, XLB_CLI_F_CONFIG, C(set.hc_src_mac), "MAC",
+	  "outer source MAC of encapsulated health probes (default: the interface's)",
+	  .parse = parse_mac },
+	{ "hc-src4", 0, XLB_CLI_CUSTOM, XLB_CLI_F_CONFIG, C(set.hc_src4), "ADDR",
+	  "outer IPv4 source of encapsulated health probes (default: the interface's first "
+	  "address)", .parse = parse_addr4 },
+	{ "hc-src6", 0, XLB_CLI_CUSTOM, XLB_CLI_F_CONFIG, C(set.hc_src6), "ADDR",
+	  "outer IPv6 source of encapsulated health probes (default: the interface's first "
+	  "global address)", .parse = parse_addr4, .min = 1 },
+	{ "hc-mark-base", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(set.hc_mark_base), "MARK",
+	  "encapsulated health probes carry skb marks MARK + real id (MARK .. MARK + max reals - 1 "
+	  "is the healthcheck program's range; other marks pass it untouched)",
+	  .def = "1481375744", .min = 1, .max = 0xfffff000u },
 	{ "gue-port", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(set.gue_port), "PORT",
 	  "GUE destination port on the reals (0: 6080)", .def = "0", .max = 65535,
 	  .user = SET_STORED },
@@ -209,6 +356,7 @@ static const struct xlb_cli_opt settings[] = {
 	  "print the bash completion script and exit" },
 	{ 0 },
 };
+#undef IFACE_LIST
 #undef PREFIX
 #undef C
 

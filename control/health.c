@@ -186,7 +186,7 @@ static void *health_main(void *arg)
 							 .hc = v->hc };
 				if (v->hc.via_encap) {
 					struct xlb_err err;
-					uint32_t mark = XLB_HC_MARK(r->id);
+					uint32_t mark = XLB_HC_MARK(&d->settings, r->id);
 
 					if (d->be.ops->hc_real_put &&
 					    !d->be.ops->hc_real_put(&d->be, mark, &r->addr, v->encap, &err)) {

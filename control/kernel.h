@@ -8,6 +8,7 @@
  *   kernel_maps.c   the maps: config, reals, VIPs and their rings
  *   kernel_hc.c     the healthcheck tc program (encapsulated probes)
  *   kernel_stats.c  counters, stats and status
+ *   kernel_iface.c  interfaces: egress (redirect), MTU, MACs (xlb_ifaces)
  *   backend_kernel.c  open/close and the ops table (calls the four)
  */
 #ifndef XLB_KERNEL_H
@@ -38,6 +39,12 @@ enum kmap {
 	KM_REAL_STATS,
 	KM_REASON_STATS,
 	KM_EVENT_STATS,
+	KM_IFACES,
+	KM_VIP_FILTER,
+	KM_SERVER_IDS,
+	KM_ALLOW,
+	KM_AFFINITY,
+	KM_FRAGS,
 	KM_CNT,
 };
 
@@ -50,6 +57,7 @@ struct kiface {
 	bool adopted;
 	bool native;
 	bool dispatcher;
+	bool egress_only; /* attached as a redirect target, not a balancing interface */
 	struct xdp_program *prog;
 };
 
@@ -58,7 +66,8 @@ struct kernel {
 	char pin_root[256];
 	struct bpf_object *obj;
 	int fd[KM_CNT];
-	struct kiface ifaces[XLB_MAX_IFACES];
+	int tx_fd; /* xlb_tx_ports (not pinned; see kernel_iface.c) */
+	struct kiface ifaces[2 * XLB_MAX_IFACES];
 	size_t iface_cnt;
 	int ncpus;
 	bool verified;
@@ -97,6 +106,12 @@ int kernel_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip, const 
 int kernel_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t port,
 		   uint8_t proto, uint32_t id, struct xlb_err *err);
 int kernel_vip_list(struct xlb_backend *be, struct xlb_dp_vip *ret, size_t max);
+
+/* kernel_iface.c */
+/* An interface's MTU and MAC. */
+int kernel_iface_info(const char *name, int *ret_mtu, uint8_t ret_mac[6]);
+/* xlb_ifaces and the devmap from the settings. */
+int kernel_ifaces_put(struct kernel *k, const struct xlb_settings *set, struct xlb_err *err);
 
 /* kernel_hc.c */
 void kernel_hc_setup(struct kernel *k);

@@ -41,6 +41,12 @@ const char *const kernel_map_names[KM_CNT] = {
 	[KM_REAL_STATS] = "xlb_real_stats",
 	[KM_REASON_STATS] = "xlb_reason_stats",
 	[KM_EVENT_STATS] = "xlb_event_stats",
+	[KM_IFACES] = "xlb_ifaces",
+	[KM_VIP_FILTER] = "xlb_vip_filter",
+	[KM_SERVER_IDS] = "xlb_server_ids",
+	[KM_ALLOW] = "xlb_allow",
+	[KM_AFFINITY] = "xlb_affinity",
+	[KM_FRAGS] = "xlb_frags",
 };
 
 /*
@@ -331,6 +337,14 @@ static int attach_iface(struct kernel *k, struct kiface *ifc, struct xlb_err *er
 	return 0;
 }
 
+static bool balancing_iface(const struct xlb_settings *set, const char *name)
+{
+	for (size_t i = 0; i < set->iface_cnt; i++)
+		if (!strcmp(set->ifaces[i], name))
+			return true;
+	return false;
+}
+
 /*
  * Adopt or attach.  If every configured interface still runs the program
  * pinned for it, adopt: open the pinned maps, touch nothing packets see.
@@ -349,12 +363,25 @@ int kernel_attach(struct kernel *k, struct xlb_err *err)
 	/* libxdp keeps its own state on a bpffs too. */
 	setenv("LIBXDP_BPFFS", k->pin_root, 0);
 
-	for (size_t i = 0; i < set->iface_cnt; i++) {
-		struct kiface *ifc = &k->ifaces[k->iface_cnt++];
+	for (size_t i = 0; i < set->iface_cnt + set->egress_cnt; i++) {
+		const char *name = i < set->iface_cnt ? set->ifaces[i] : set->egress[i - set->iface_cnt].egress;
+		struct kiface *ifc;
 		char path[PATH_MAX];
 		int pfd;
+		bool dup = false;
 
-		snprintf(ifc->name, sizeof(ifc->name), "%s", set->ifaces[i]);
+		/* Redirect targets get the balancer too (it passes what is not a VIP's). */
+		for (size_t j = 0; j < k->iface_cnt; j++)
+			dup = dup || !strcmp(k->ifaces[j].name, name);
+		if (dup)
+			continue;
+		if (i >= set->iface_cnt && !balancing_iface(set, set->egress[i - set->iface_cnt].name))
+			return xlb_err_set(err, -EINVAL, "--egress %s=%s: %s is not an --interface",
+					   set->egress[i - set->iface_cnt].name, name,
+					   set->egress[i - set->iface_cnt].name);
+		ifc = &k->ifaces[k->iface_cnt++];
+		ifc->egress_only = i >= set->iface_cnt;
+		snprintf(ifc->name, sizeof(ifc->name), "%s", name);
 		ifc->ifindex = (int)if_nametoindex(ifc->name);
 		if (!ifc->ifindex)
 			return xlb_err_set(err, -ENODEV, "no interface %s", ifc->name);

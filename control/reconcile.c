@@ -195,7 +195,7 @@ int xlbd_reconcile(struct daemon *d, const struct xlb_state *target, struct xlb_
 		if (ret)
 			return ret;
 		if (ops->hc_real_put)
-			ops->hc_real_put(&d->be, XLB_HC_MARK(id), NULL, XLB_ENCAP_IP, NULL);
+			ops->hc_real_put(&d->be, XLB_HC_MARK(&d->settings, id), NULL, XLB_ENCAP_IP, NULL);
 		s->present = false;
 		memset(&d->health[id], 0, sizeof(d->health[id]));
 	}

@@ -34,6 +34,7 @@ void xlb_settings_default(struct xlb_settings *set)
 	set->lru_size = 65536;
 	set->max_vips = 512;
 	set->max_reals = 4096;
+	set->hc_mark_base = XLB_HC_MARK_BASE_DEFAULT;
 }
 
 void xlb_hc_default(struct xlb_hc *hc)

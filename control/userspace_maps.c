@@ -37,6 +37,7 @@ const struct umap_want userspace_maps[UM_CNT] = {
 	[UM_REAL_STATS] = WANT("xlb_real_stats", PERCPU_ARRAY, __u32, struct xlb_lb_counter),
 	[UM_REASON_STATS] = WANT("xlb_reason_stats", PERCPU_ARRAY, __u32, struct xlb_counter),
 	[UM_EVENT_STATS] = WANT("xlb_event_stats", PERCPU_ARRAY, __u32, struct xlb_counter),
+	[UM_VIP_FILTER] = WANT("xlb_vip_filter", ARRAY, __u32, struct xlb_vip_filter),
 	[UM_DPDK_STATUS] = WANT(XLB_DPDK_STATUS_MAP, ARRAY, __u32, struct xlb_dpdk_status),
 	[UM_DPDK_PORTS] = WANT(XLB_DPDK_PORT_MAP, ARRAY, __u32, struct xlb_dpdk_port_stats),
 	[UM_DPDK_LCORES] = WANT(XLB_DPDK_LCORE_MAP, ARRAY, __u32, struct xlb_dpdk_lcore_stats),
@@ -87,6 +88,8 @@ int userspace_config_put(struct xlb_backend *be, const struct xlb_settings *set,
 	}
 	cfg.gue_port = set->gue_port;
 	cfg.max_new_flows_per_sec = set->max_new_flows_per_sec;
+	if (set->frag_policy)
+		cfg.flags |= XLB_CFG_F_FRAG_DROP;
 	ret = xbpf_map__update(u->map[UM_CONFIG], &zero, &cfg, XBPF_ANY);
 	return ret ? map_err(err, UM_CONFIG, "update", ret) : 0;
 }
@@ -138,6 +141,38 @@ static int ring_fill(struct userspace *u, uint32_t vip_id, unsigned int half, co
 	return 0;
 }
 
+/*
+ * The VIP address filter (xlb_shared.h) from the VIP addresses in the map,
+ * plus `extra` about to be one: bits of addresses that stay are set before
+ * and after, so no reader sees a VIP address as "certainly not a VIP".
+ */
+static int vip_filter_put(struct xlb_backend *be, const struct xlb_ip *extra, struct xlb_err *err)
+{
+	static struct xlb_dp_vip vips[XLB_MAX_VIPS + 1];
+	struct userspace *u = be->priv;
+	struct xlb_vip_filter f = { .enabled = 1 };
+	int n = userspace_vip_list(be, vips, XLB_MAX_VIPS), ret;
+	__u32 zero = 0;
+
+	if (n < 0)
+		return map_err(err, UM_VIPS, "list", n);
+	if (n > XLB_MAX_VIPS)
+		n = XLB_MAX_VIPS;
+	if (extra)
+		vips[n++].addr = *extra;
+	for (int i = 0; i < n; i++) {
+		union xlb_addr a;
+		__u32 bit;
+		__u8 fam;
+
+		dp_addr(&vips[i].addr, &a, &fam);
+		bit = xlb_vip_filter_bit(&a);
+		f.bits[bit / 64] |= 1ull << (bit % 64);
+	}
+	ret = xbpf_map__update(u->map[UM_VIP_FILTER], &zero, &f, XBPF_ANY);
+	return ret ? map_err(err, UM_VIP_FILTER, "update", ret) : 0;
+}
+
 int userspace_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip, const uint32_t *ring,
 		      struct xlb_err *err)
 {
@@ -170,7 +205,9 @@ int userspace_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip, con
 		u->retired_ns[vip->id] = userspace_now_ns();
 	dp_addr(&vip->addr, &akey.addr, &akey.family);
 	ret = xbpf_map__update(u->map[UM_VIP_ADDRS], &akey, &meta.vip_num, XBPF_ANY);
-	return ret ? map_err(err, UM_VIP_ADDRS, "update", ret) : 0;
+	if (ret)
+		return map_err(err, UM_VIP_ADDRS, "update", ret);
+	return vip_filter_put(be, &vip->addr, err);
 }
 
 int userspace_vip_list(struct xlb_backend *be, struct xlb_dp_vip *ret, size_t max)
@@ -234,5 +271,5 @@ int userspace_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_
 	ret = xbpf_map__delete(u->map[UM_VIP_ADDRS], &akey);
 	if (ret && ret != -ENOENT)
 		return map_err(err, UM_VIP_ADDRS, "delete from", ret);
-	return 0;
+	return vip_filter_put(be, NULL, err);
 }

@@ -124,11 +124,45 @@ struct xlb_vip_cfg {
 };
 
 #define XLB_MAX_IFACES 8
+/* Default base of the health probes' skb marks: "XL" << 16. */
+#define XLB_HC_MARK_BASE_DEFAULT 0x584c0000u
 #define XLB_IFNAME_LEN 16
+
+/* "IFACE=VALUE" settings, one entry per interface (see xlbd(8)). */
+struct xlb_iface_egress {
+	char name[XLB_IFNAME_LEN];   /* a balancing (ingress) interface */
+	char egress[XLB_IFNAME_LEN]; /* its balanced packets leave here (redirect mode) */
+};
+
+struct xlb_iface_mtu {
+	char name[XLB_IFNAME_LEN];
+	uint16_t mtu; /* largest IP packet leaving this interface */
+};
+
+struct xlb_iface_mac {
+	char name[XLB_IFNAME_LEN];
+	uint8_t mac[6];
+};
 
 struct xlb_settings {
 	char ifaces[XLB_MAX_IFACES][XLB_IFNAME_LEN];
 	size_t iface_cnt;
+	/* Redirect mode: per balancing interface, the interface packets leave by. */
+	struct xlb_iface_egress egress[XLB_MAX_IFACES];
+	size_t egress_cnt;
+	/* Overrides of the interfaces' MTU as the largest packet they carry. */
+	struct xlb_iface_mtu mtu[2 * XLB_MAX_IFACES];
+	size_t mtu_cnt;
+	/* The next hop's MAC per leaving interface (else gw_mac). */
+	struct xlb_iface_mac egress_gw[2 * XLB_MAX_IFACES];
+	size_t egress_gw_cnt;
+	int frag_policy; /* 0: balance fragments to VIPs, 1: drop them */
+	/* Encapsulated health probes: outer source MAC and addresses (zero:
+	 * the interface's), and the base of the probe mark range. */
+	uint8_t hc_src_mac[6];
+	struct xlb_ip hc_src4;
+	struct xlb_ip hc_src6;
+	uint32_t hc_mark_base;
 	uint8_t gw_mac[6];
 	uint32_t ring_size;
 	uint32_t lru_size;

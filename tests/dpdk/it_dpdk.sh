@@ -134,9 +134,9 @@ wait_health "[$VIP6]:80/tcp" "${REALS6[2]}" up || fail "r3 (v6) not back up"
 # before they count an error.
 hold_start() {
 	rm -f "$TOPO_TMP"/ready4 "$TOPO_TMP"/ready6
-	client hold $VIP 24 "$1" "$TOPO_TMP/ready4" 15 > "$TOPO_TMP/hold4.json" &
+	XLB_CLIENT_TIMEOUT=15 client hold $VIP 24 "$1" "$TOPO_TMP/ready4" > "$TOPO_TMP/hold4.json" &
 	holder4=$!
-	client hold "$VIP6" 24 "$1" "$TOPO_TMP/ready6" 15 > "$TOPO_TMP/hold6.json" &
+	XLB_CLIENT_TIMEOUT=15 client hold "$VIP6" 24 "$1" "$TOPO_TMP/ready6" > "$TOPO_TMP/hold6.json" &
 	holder6=$!
 	for _ in $(seq 300); do
 		[ -e "$TOPO_TMP/ready4" ] && [ -e "$TOPO_TMP/ready6" ] && return 0

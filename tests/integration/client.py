@@ -3,20 +3,24 @@
 
   client.py spread VIP N          N new connections, one GET each; prints
                                   {"counts": {"r1": n, ...}, "fails": n}
-  client.py hold VIP N SECONDS [READY_FILE [TIMEOUT]]
+  client.py hold VIP N SECONDS [READY_FILE [GO_FILE]]
                                   N keep-alive connections, a GET on each
                                   every 100 ms for SECONDS; prints per
                                   connection the reals that answered and
                                   the errors seen.  READY_FILE is created
                                   once every connection got its first
-                                  answer (SECONDS count from then).  An
-                                  answer later than TIMEOUT seconds (2)
-                                  is an error.
+                                  answer (SECONDS count from then); with
+                                  GO_FILE, the GETs wait until it exists.
+  XLB_CLIENT_TIMEOUT (seconds, default 2): how long a connect or an answer
+  may take before it counts as an error.
 """
 import json
+import os
 import socket
 import sys
 import time
+
+TIMEOUT = float(os.environ.get('XLB_CLIENT_TIMEOUT', '2'))
 
 
 def get(sock):
@@ -44,7 +48,7 @@ def spread(vip, n):
     counts, fails, errors = {}, 0, []
     for _ in range(n):
         try:
-            s = socket.create_connection((vip, 80), timeout=2)
+            s = socket.create_connection((vip, 80), timeout=TIMEOUT)
             name = get(s)
             s.close()
             counts[name] = counts.get(name, 0) + 1
@@ -55,14 +59,16 @@ def spread(vip, n):
     print(json.dumps({'counts': counts, 'fails': fails, 'errors': errors}))
 
 
-def hold(vip, n, seconds, ready=None, timeout=2.0):
+def hold(vip, n, seconds, ready=None, go=None):
     conns = []
     for _ in range(n):
-        s = socket.create_connection((vip, 80), timeout=timeout)
+        s = socket.create_connection((vip, 80), timeout=TIMEOUT)
         c = {'sock': s, 'reals': [get(s)], 'errors': []}
         conns.append(c)
     if ready:
         open(ready, 'w').close()
+    while go and not os.path.exists(go):
+        time.sleep(0.01)
     end = time.time() + seconds
     while time.time() < end:
         for c in conns:
@@ -90,6 +96,6 @@ if __name__ == '__main__':
     elif mode == 'hold':
         hold(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
              sys.argv[5] if len(sys.argv) > 5 else None,
-             float(sys.argv[6]) if len(sys.argv) > 6 else 2.0)
+             sys.argv[6] if len(sys.argv) > 6 else None)
     else:
         sys.exit('unknown mode ' + mode)
