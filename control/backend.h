@@ -124,6 +124,15 @@ struct xlb_backend {
 extern const struct xlb_backend_ops xlb_backend_kernel_ops;
 extern const struct xlb_backend_ops xlb_backend_userspace_ops;
 
+/* dp_stats.c: what the backends share when they read a dataplane. */
+/* Sum a reason (event false) or an event counter over the CPUs. */
+typedef int (*xlb_dp_counter_fn)(struct xlb_backend *be, bool event, uint32_t idx,
+				 struct xlb_counters *ret);
+/* The stats of reasons, events and the connection table, each counter through read(). */
+int xlb_dp_stats_read(struct xlb_backend *be, xlb_dp_counter_fn read, struct xlb_dp_stats *ret);
+/* The verifier's verdict (0, -EACCES, -ENOTSUP, or 1: not run) as status names it. */
+const char *xlb_verify_result_name(int result);
+
 /* "kernel" or "userspace" -> ops; NULL if unknown. */
 const struct xlb_backend_ops *xlb_backend_find(const char *name);
 

@@ -52,25 +52,14 @@ int userspace_real_counters(struct xlb_backend *be, uint32_t id, struct xlb_coun
 	return percpu_sum(be->priv, UM_REAL_STATS, id, ret);
 }
 
+static int stat_counter(struct xlb_backend *be, bool event, uint32_t idx, struct xlb_counters *ret)
+{
+	return percpu_sum(be->priv, event ? UM_EVENT_STATS : UM_REASON_STATS, idx, ret);
+}
+
 int userspace_stats(struct xlb_backend *be, struct xlb_dp_stats *ret)
 {
-	struct userspace *u = be->priv;
-
-	memset(ret, 0, sizeof(*ret));
-	for (uint32_t r = 1; r < XLB_REASON_MAX && r < XLB_STATS_MAX_REASONS; r++) {
-		percpu_sum(u, UM_REASON_STATS, r, &ret->reason[r]);
-		ret->reason_name[r] = xlb_reason_name(r);
-		ret->reason_cnt = r + 1;
-	}
-	for (uint32_t e = 0; e < XLB_EVENT_MAX && e < XLB_STATS_MAX_EVENTS; e++) {
-		percpu_sum(u, UM_EVENT_STATS, e, &ret->event[e]);
-		ret->event_name[e] = xlb_event_name(e);
-		ret->event_cnt = e + 1;
-	}
-	ret->lru_hits = ret->event[XLB_EV_LRU_HIT].packets;
-	ret->lru_misses = ret->event[XLB_EV_LRU_MISS].packets;
-	ret->new_flows = ret->event[XLB_EV_NEW_FLOW].packets;
-	return 0;
+	return xlb_dp_stats_read(be, stat_counter, ret);
 }
 
 bool userspace_dpdk_status(struct userspace *u, struct xlb_dpdk_status *ret)
@@ -149,11 +138,7 @@ json_t *userspace_status(struct xlb_backend *be)
 	j = json_pack("{s:s, s:s, s:s, s:s, s:o, s:[], s:{s:s, s:s}}", "backend", "userspace",
 		      "object", u->opts.obj_path, "pin_root", u->maps_dir, "run_dir", u->run_dir,
 		      "dpdk", dpdk, "interfaces", "verifier", "result",
-		      u->verify_result == 0	      ? "accepted" :
-		      u->verify_result == -ENOTSUP ? "unavailable" :
-		      u->verify_result == 1	      ? "not run" :
-						      "rejected",
-		      "message", u->verify_msg);
+		      xlb_verify_result_name(u->verify_result), "message", u->verify_msg);
 	if (u->verify_json)
 		json_object_set(json_object_get(j, "verifier"), "programs", u->verify_json);
 	json_object_set_new(j, "healthcheck_program",
