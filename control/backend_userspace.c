@@ -7,7 +7,7 @@
  * userspace_maps.c and userspace_stats.c.
  *
  * Opening: wait (--dpdk-wait seconds) for the maps xlb-dpdk creates when
- * it first starts, take the run directory's lock (one xlbd per dataplane),
+ * it first starts, lock the run directory (one xlbd per dataplane),
  * attach every map and check it has the layout this xlbd was built for
  * (a map of another version is refused, never reinterpreted), then the
  * verifier gate: the object is verified with xlb's verifier under the
@@ -19,11 +19,9 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,32 +65,10 @@ static int wait_for_maps(struct userspace *u, struct xlb_err *err)
 	return 0;
 }
 
-/* One xlbd programs a dataplane: a second one is refused, naming the first. */
+/* One xlbd programs a dataplane: a second one is refused, naming the first (lock.c). */
 static int take_lock(struct userspace *u, struct xlb_err *err)
 {
-	char path[sizeof(u->run_dir) + 16], pid[32] = "";
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%s/xlbd.lock", u->run_dir);
-	u->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
-	if (u->lock_fd < 0)
-		return xlb_err_set(err, -errno, "cannot open %s: %s", path, strerror(errno));
-	if (flock(u->lock_fd, LOCK_EX | LOCK_NB)) {
-		int e = errno;
-
-		n = pread(u->lock_fd, pid, sizeof(pid) - 1, 0);
-		pid[n > 0 ? n : 0] = '\0';
-		pid[strcspn(pid, "\n")] = '\0';
-		close(u->lock_fd);
-		u->lock_fd = -1;
-		return xlb_err_set(err, e == EWOULDBLOCK ? -EBUSY : -e,
-				   "another xlbd (pid %s) drives the dataplane in %s", pid[0] ? pid : "?",
-				   u->run_dir);
-	}
-	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	if (ftruncate(u->lock_fd, 0) || pwrite(u->lock_fd, pid, (size_t)n, 0) != n)
-		ulog(u, LOG_WARNING, "cannot record our pid in %s", path);
-	return 0;
+	return xlb_lock_dir(u->run_dir, "xlb-dpdk run dir", &u->lock_fd, err);
 }
 
 static int open_maps(struct userspace *u, struct xlb_err *err)
@@ -243,6 +219,8 @@ const struct xlb_backend_ops xlb_backend_userspace_ops = {
 	.vip_put = userspace_vip_put,
 	.vip_del = userspace_vip_del,
 	.vip_list = userspace_vip_list,
+	.ring_get = userspace_ring_get,
+	.real_get = userspace_real_get,
 	.vip_counters = userspace_vip_counters,
 	.real_counters = userspace_real_counters,
 	.stats = userspace_stats,

@@ -90,6 +90,12 @@ json_t *kernel_status(struct xlb_backend *be)
 	if (k->verify_json)
 		json_object_set(json_object_get(j, "verifier"), "programs", k->verify_json);
 	json_object_set_new(j, "healthcheck_program",
-			    json_pack("{s:b, s:s}", "attached", k->hc_obj != NULL, "message", k->hc_msg));
+			    json_pack("{s:b, s:s, s:{s:s, s:s}}", "attached", k->hc_obj != NULL,
+				      "message", k->hc_msg, "verifier", "result",
+				      xlb_verify_result_name(k->hc_img.verify_result), "message",
+				      k->hc_verify_msg));
+	if (k->hc_verify_json)
+		json_object_set(json_object_get(json_object_get(j, "healthcheck_program"), "verifier"),
+				"programs", k->hc_verify_json);
 	return j;
 }

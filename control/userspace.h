@@ -60,7 +60,7 @@ struct userspace {
 	struct xlb_backend_opts opts;
 	char run_dir[256];
 	char maps_dir[300];
-	int lock_fd; /* flock on <run dir>/xlbd.lock: one xlbd per dataplane */
+	int lock_fd; /* flock on the run dir: one xlbd per dataplane */
 	struct xbpf_map *map[UM_CNT];
 	int verify_result; /* 0, -EACCES, -ENOTSUP, or 1: not run */
 	char verify_msg[240];
@@ -81,6 +81,9 @@ int userspace_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip, con
 int userspace_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t port,
 		      uint8_t proto, uint32_t id, struct xlb_err *err);
 int userspace_vip_list(struct xlb_backend *be, struct xlb_dp_vip *ret, size_t max);
+int userspace_ring_get(struct xlb_backend *be, uint32_t vip_id, unsigned int half,
+		       uint32_t *ret_ring);
+int userspace_real_get(struct xlb_backend *be, uint32_t id, struct xlb_ip *ret_addr);
 
 /* userspace_stats.c */
 /* xlb-dpdk's status entry; false when it never ran over these maps. */

@@ -232,10 +232,45 @@ int userspace_vip_list(struct xlb_backend *be, struct xlb_dp_vip *ret, size_t ma
 			v->port = ntohs(key.port);
 			v->proto = key.proto;
 			v->id = meta.vip_num;
+			v->flags = meta.flags;
+			v->encap = (enum xlb_encap)meta.encap;
+			v->ring_half = meta.ring_half & 1;
 		}
 		n++;
 	}
 	return r == -ENOENT ? (int)n : r;
+}
+
+int userspace_ring_get(struct xlb_backend *be, uint32_t vip_id, unsigned int half,
+		       uint32_t *ret_ring)
+{
+	struct userspace *u = be->priv;
+	uint32_t base = (vip_id * XLB_RING_HALVES + half) * XLB_RING_SIZE;
+
+	for (uint32_t pos = 0; pos < XLB_RING_SIZE; pos++) {
+		uint32_t idx = base + pos;
+		int ret = xbpf_map__lookup(u->map[UM_RINGS], &idx, &ret_ring[pos]);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int userspace_real_get(struct xlb_backend *be, uint32_t id, struct xlb_ip *ret_addr)
+{
+	struct userspace *u = be->priv;
+	struct xlb_real r;
+	int ret = xbpf_map__lookup(u->map[UM_REALS], &id, &r);
+
+	if (ret)
+		return ret;
+	if (r.family != XLB_FAMILY_V4 && r.family != XLB_FAMILY_V6)
+		return -ENOENT;
+	memset(ret_addr, 0, sizeof(*ret_addr));
+	ret_addr->family = r.family == XLB_FAMILY_V4 ? AF_INET : AF_INET6;
+	memcpy(ret_addr->bytes, r.addr.bytes, r.family == XLB_FAMILY_V4 ? 4 : 16);
+	return 0;
 }
 
 /* Is addr still the address of a VIP in the map? */
