@@ -224,5 +224,6 @@ const struct xlb_backend_ops xlb_backend_userspace_ops = {
 	.vip_counters = userspace_vip_counters,
 	.real_counters = userspace_real_counters,
 	.stats = userspace_stats,
+	.io_stats = userspace_io_stats,
 	.status = userspace_status,
 };
