@@ -11,6 +11,11 @@
 
 #include <stdint.h>
 
+/*
+ * The default run directory: its own (not under xlbd's /run/xlb, which
+ * systemd removes when xlbd stops), kept across restarts of xlb-dpdk.
+ */
+#define XLB_DPDK_RUN_DIR "/run/xlb-dpdk"
 #define XLB_DPDK_STATUS_MAP "xlb_dpdk_status"
 #define XLB_DPDK_PORT_MAP "xlb_dpdk_port_stats"
 #define XLB_DPDK_LCORE_MAP "xlb_dpdk_lcore_stats"
