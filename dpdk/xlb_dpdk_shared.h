@@ -65,6 +65,7 @@ struct xlb_dpdk_lcore_stats {
 	uint64_t tsc_hz;
 	uint32_t load_permille; /* busy share of the last second (the main thread computes it) */
 	uint32_t pad;
+	uint64_t cpu_ns; /* CPU time the lcore's thread got (CLOCK_THREAD_CPUTIME_ID, ~10 ms fresh) */
 };
 
 #endif /* XLB_DPDK_SHARED_H */

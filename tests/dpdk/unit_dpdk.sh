@@ -58,7 +58,8 @@ while True:
 PY
 listener=$!
 for _ in $(seq 50); do [ -S "$tmp/notify.sock" ] && break; sleep 0.1; done
-cmd=$(cmdline "--no-huge -m 128 --no-pci -l 0 --vdev=net_ring0" "--mbufs 1023 --idle-us 1000")
+cpus=$(python3 -c 'import os; print(",".join(map(str, sorted(os.sched_getaffinity(0)))))')
+cmd=$(cmdline "--no-huge -m 128 --no-pci --lcores=0@($cpus) --vdev=net_ring0" "--mbufs 1023 --idle-us 1000")
 echo "with a port: $cmd"
 NOTIFY_SOCKET=$tmp/notify.sock WATCHDOG_USEC=2000000 WATCHDOG_PID=self \
 	timeout 60 bash -c 'export WATCHDOG_PID=$$; exec "$@"' - $cmd > "$tmp/log2" 2>&1 &
