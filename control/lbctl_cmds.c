@@ -121,6 +121,18 @@ static void vip_options(struct lbctl *c, json_t *vip)
 	if (lbctl_given(c, "hc-via"))
 		json_object_set_new(hc = hc ?: json_object(), "via",
 				    json_string(xlb_hc_via_names[c->hc_via]));
+	if (lbctl_given(c, "affinity"))
+		json_object_set_new(vip, "affinity", json_integer(c->affinity));
+	if (lbctl_given(c, "allow")) {
+		json_t *allow = json_array();
+		char buf[1024], *save = NULL;
+
+		snprintf(buf, sizeof(buf), "%s", c->allow);
+		for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+			if (strcmp(t, "none"))
+				json_array_append_new(allow, json_string(t));
+		json_object_set_new(vip, "allow", allow);
+	}
 	if (lbctl_given(c, "hc") || hc) {
 		hc = hc ?: json_object();
 		/* hc-* options alone mean a TCP check */
@@ -129,6 +141,16 @@ static void vip_options(struct lbctl *c, json_t *vip)
 								    "tcp"));
 		json_object_set_new(vip, "healthcheck", hc);
 	}
+}
+
+int lbctl_need_vip(struct lbctl *c, json_t **ret)
+{
+	return need_vip(c, ret);
+}
+
+int lbctl_vip_real_args(struct lbctl *c, json_t **ret)
+{
+	return vip_real_args(c, ret);
 }
 
 /* ---- VIPs ----------------------------------------------------------------- */
@@ -206,8 +228,19 @@ int lbctl_real_add(void *ctx)
 {
 	struct lbctl *c = ctx;
 
-	return call_with_real(c, "real.add", lbctl_given(c, "weight") ? (int64_t)c->weight : -1,
-			      lbctl_given(c, "state") ? c->state : -1);
+	json_t *args = NULL;
+	int r = vip_real_args(c, &args);
+
+	if (r)
+		return r;
+	if (lbctl_given(c, "weight"))
+		json_object_set_new(args, "weight", json_integer(c->weight));
+	if (lbctl_given(c, "state"))
+		json_object_set_new(args, "state",
+				    json_string(xlb_real_state_name((enum xlb_real_state)c->state)));
+	if (lbctl_given(c, "server-id"))
+		json_object_set_new(args, "server_id", json_integer(c->server_id));
+	return lbctl_run(c, "real.add", args, NULL);
 }
 
 int lbctl_real_del(void *ctx)

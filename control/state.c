@@ -118,6 +118,46 @@ bool xlb_addr_eq(const struct xlb_ip *a, const struct xlb_ip *b)
 	       !memcmp(a->bytes, b->bytes, a->family == AF_INET ? 4 : 16);
 }
 
+int xlb_prefix_parse(const char *s, struct xlb_prefix *ret)
+{
+	char buf[80], *slash;
+	struct xlb_prefix p;
+	unsigned long n;
+	char *end;
+	int max;
+
+	if (!s || strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash = 0;
+	if (xlb_addr_parse(buf, &p.addr))
+		return -EINVAL;
+	max = p.addr.family == AF_INET ? 32 : 128;
+	p.plen = (uint8_t)max;
+	if (slash) {
+		errno = 0;
+		n = strtoul(slash + 1, &end, 10);
+		if (!slash[1] || *end || errno || n > (unsigned long)max || slash[1] == '-')
+			return -EINVAL;
+		p.plen = (uint8_t)n;
+	}
+	for (int bit = p.plen; bit < max; bit++)
+		if (p.addr.bytes[bit / 8] & (0x80 >> (bit % 8)))
+			return -EINVAL; /* host bits set: a typo, not a prefix */
+	*ret = p;
+	return 0;
+}
+
+const char *xlb_prefix_str(const struct xlb_prefix *p, char *buf, size_t len)
+{
+	char a[64];
+
+	snprintf(buf, len, "%s/%u", xlb_addr_str(&p->addr, a, sizeof(a)), p->plen);
+	return buf;
+}
+
 int xlb_mac_parse(const char *s, uint8_t ret_mac[6])
 {
 	unsigned int m[6];
@@ -329,6 +369,20 @@ static int check_vip(const struct xlb_vip_cfg *v, struct xlb_err *err)
 		return xlb_err_set(err, -EINVAL, "unknown encapsulation");
 	if (v->hc.type > XLB_HC_HTTP)
 		return xlb_err_set(err, -EINVAL, "unknown health check type");
+	if (v->allow_cnt > XLB_ALLOW_PER_VIP)
+		return xlb_err_set(err, -E2BIG, "at most %d allow prefixes per VIP", XLB_ALLOW_PER_VIP);
+	for (size_t i = 0; i < v->allow_cnt; i++) {
+		char b[80];
+
+		if (v->allow[i].addr.family != v->addr.family)
+			return xlb_err_set(err, -EINVAL, "allow prefix %s is not of the VIP's family",
+					   xlb_prefix_str(&v->allow[i], b, sizeof(b)));
+		for (size_t k = 0; k < i; k++)
+			if (v->allow[k].plen == v->allow[i].plen &&
+			    xlb_addr_eq(&v->allow[k].addr, &v->allow[i].addr))
+				return xlb_err_set(err, -EEXIST, "allow prefix %s given twice",
+						   xlb_prefix_str(&v->allow[i], b, sizeof(b)));
+	}
 	if (v->hc.type != XLB_HC_NONE) {
 		if (v->hc.interval_ms < 10 || v->hc.interval_ms > 3600000)
 			return xlb_err_set(err, -EINVAL, "health check interval must be 10 ms..1 h");
@@ -353,6 +407,9 @@ static int check_real(const struct xlb_real_cfg *r, struct xlb_err *err)
 		return xlb_err_set(err, -EINVAL, "real weight must be 0..1000000");
 	if (r->state > XLB_REAL_DOWN)
 		return xlb_err_set(err, -EINVAL, "unknown real state");
+	if (r->server_id > XLB_SERVER_ID_MAX)
+		return xlb_err_set(err, -ERANGE, "server id %u is over %u", r->server_id,
+				   XLB_SERVER_ID_MAX);
 	return 0;
 }
 
@@ -488,6 +545,22 @@ int xlb_state_validate(const struct xlb_state *st, const struct xlb_settings *se
 					if (st->vips[k].reals[l].id == id)
 						return xlb_err_set(err, -EINVAL,
 								   "duplicate real id %u", id);
+		}
+	/* A QUIC server id names one server (the same address in several VIPs is fine). */
+	for (size_t i = 0; i < st->vip_cnt; i++)
+		for (size_t j = 0; j < st->vips[i].real_cnt; j++) {
+			const struct xlb_real_cfg *r = &st->vips[i].reals[j];
+
+			for (size_t k = 0; r->server_id && k <= i; k++)
+				for (size_t l = 0; l < (k == i ? j : st->vips[k].real_cnt); l++) {
+					const struct xlb_real_cfg *o = &st->vips[k].reals[l];
+
+					if (o->server_id == r->server_id && !xlb_addr_eq(&o->addr, &r->addr))
+						return xlb_err_set(err, -EEXIST,
+								   "server id %u is already %s's",
+								   r->server_id,
+								   xlb_addr_str(&o->addr, buf, sizeof(buf)));
+				}
 		}
 	return 0;
 }

@@ -7,7 +7,8 @@
  *   config.c     the settings table, config file and command line
  *   reconcile.c  shadow, Maglev rings, reconcile, transactions (commit)
  *   view.c       how VIPs and reals are shown (JSON objects, lookups)
- *   api_*.c      the API handlers, one file per group of ops
+ *   api_*.c      the API handlers, one file per group of ops (api_conn.c:
+ *                the connection table)
  *   api.c        request parsing and dispatch to the ops tables
  *   server.c     the UNIX socket server
  *   health.c     health probes (a thread; reconciles on transitions)
@@ -45,6 +46,9 @@ struct shadow_vip {
 	uint8_t proto;
 	uint32_t flags;
 	enum xlb_encap encap;
+	uint16_t affinity_s;
+	uint8_t allow_cnt;
+	struct xlb_prefix allow[XLB_ALLOW_PER_VIP];
 	bool ring_known;
 	uint64_t ring_sig; /* what the ring was built from (see ring_signature()) */
 	uint32_t *ring;	   /* ring_size real ids, 0 = empty */
@@ -53,6 +57,8 @@ struct shadow_vip {
 struct shadow_real {
 	bool present;
 	struct xlb_ip addr;
+	bool draining;
+	uint32_t server_id;
 };
 
 enum health_state {
@@ -190,6 +196,7 @@ struct xlbd_op {
 extern const struct xlbd_op xlbd_ops_vip[];   /* api_vip.c: vip.* and real.* */
 extern const struct xlbd_op xlbd_ops_info[];  /* api_info.c: ping, stats, status, health, export */
 extern const struct xlbd_op xlbd_ops_apply[]; /* api_apply.c: apply */
+extern const struct xlbd_op xlbd_ops_conn[];  /* api_conn.c: conn.lookup/list/flush */
 
 /* ---- api.c --------------------------------------------------------------- */
 
