@@ -202,8 +202,7 @@ int xlb_real_from_json(const json_t *j, struct xlb_real_cfg *ret_real, struct xl
 		r.id = (uint32_t)n;
 	if ((ret = get_uint(j, "server_id", false, XLB_SERVER_ID_MAX, &n, err)) < 0)
 		return ret;
-	if (!ret)
-		r.server_id = (uint32_t)n;
+	r.server_id = ret ? 0 : (uint32_t)n;
 	*ret_real = r;
 	return 0;
 }
@@ -227,19 +226,13 @@ static int allow_from_json(const json_t *a, struct xlb_vip_cfg *v, struct xlb_er
 	size_t i;
 	json_t *e;
 
-	if (!json_is_array(a))
-		return xlb_err_set(err, -EINVAL, "allow must be a list of prefixes");
-	if (json_array_size(a) > XLB_ALLOW_PER_VIP)
-		return xlb_err_set(err, -E2BIG, "at most %d allow prefixes per VIP", XLB_ALLOW_PER_VIP);
-	v->allow_cnt = 0;
-	json_array_foreach((json_t *)a, i, e) {
+	if (!json_is_array(a) || json_array_size(a) > XLB_ALLOW_PER_VIP)
+		return xlb_err_set(err, -EINVAL, "allow must be a list of at most %d prefixes",
+				   XLB_ALLOW_PER_VIP);
+	json_array_foreach((json_t *)a, i, e)
 		if (!json_is_string(e) || xlb_prefix_parse(json_string_value(e), &v->allow[i]))
-			return xlb_err_set(err, -EINVAL,
-					   "bad allow prefix %.64s (ADDR/PLEN, host bits zero)",
-					   json_is_string(e) ? json_string_value(e) : "(not a string)");
-		v->allow_cnt = (uint8_t)(i + 1);
-	}
-	return 0;
+			return xlb_err_set(err, -EINVAL, "bad allow prefix (ADDR/PLEN, host bits zero)");
+	return v->allow_cnt = (uint8_t)json_array_size(a), 0;
 }
 
 int xlb_vip_from_json(const json_t *j, struct xlb_vip_cfg *ret_vip, bool with_reals,
@@ -284,8 +277,7 @@ int xlb_vip_from_json(const json_t *j, struct xlb_vip_cfg *ret_vip, bool with_re
 		return ret;
 	if ((ret = get_uint(j, "affinity", false, 65535, &n, err)) < 0)
 		return ret;
-	if (!ret)
-		v.affinity_s = (uint16_t)n;
+	v.affinity_s = ret ? 0 : (uint16_t)n;
 	if (json_object_get(j, "allow") && (ret = allow_from_json(json_object_get(j, "allow"), &v, err)))
 		return ret;
 	if ((ret = get_uint(j, "id", false, UINT32_MAX, &n, err)) < 0)
@@ -351,13 +343,13 @@ json_t *xlb_vip_to_json(const struct xlb_vip_cfg *v, bool with_reals)
 					      v->hc.via_encap ? "encap" : "direct"));
 	if (v->affinity_s)
 		json_object_set_new(j, "affinity", json_integer(v->affinity_s));
-	if (v->allow_cnt) {
-		json_t *a = json_array();
+	for (size_t i = 0; i < v->allow_cnt; i++) {
+		json_t *a = i ? json_object_get(j, "allow") : json_array();
 		char pb[80];
 
-		for (size_t i = 0; i < v->allow_cnt; i++)
-			json_array_append_new(a, json_string(xlb_prefix_str(&v->allow[i], pb, sizeof(pb))));
-		json_object_set_new(j, "allow", a);
+		json_array_append_new(a, json_string(xlb_prefix_str(&v->allow[i], pb, sizeof(pb))));
+		if (!i)
+			json_object_set_new(j, "allow", a);
 	}
 	if (with_reals) {
 		reals = json_array();
@@ -424,6 +416,21 @@ int xlb_state_from_json(const json_t *j, struct xlb_state *ret_state, struct xlb
 			}
 	}
 	*ret_state = st;
+	return 0;
+}
+
+int xlb_config_check_apply(const json_t *cfg, bool allow_empty, struct xlb_err *err)
+{
+	const json_t *vips = json_is_object(cfg) ? json_object_get(cfg, "vips") : NULL;
+
+	if (!vips || json_is_null(vips))
+		return xlb_err_set(err, -EINVAL,
+				   "no \"vips\" list: an empty, blank or comment-only file, {} or "
+				   "\"vips:\" would remove every VIP and is refused (to remove them "
+				   "all: \"vips: []\" with --allow-empty)");
+	if (json_is_array(vips) && !json_array_size(vips) && !allow_empty)
+		return xlb_err_set(err, -EINVAL,
+				   "\"vips: []\" removes every VIP: refused without --allow-empty");
 	return 0;
 }
 
@@ -622,8 +629,8 @@ int xlb_request_parse(const char *buf, size_t len, struct xlb_request *ret_req,
 	const char *s;
 
 	memset(ret_req, 0, sizeof(*ret_req));
-	if (len > XLB_API_MAX_REQUEST)
-		return xlb_err_set(err, -E2BIG, "request larger than %d bytes", XLB_API_MAX_REQUEST);
+	if (len > XLB_API_MAX_REQUEST_HARD)
+		return xlb_err_set(err, -E2BIG, "request larger than %d bytes", XLB_API_MAX_REQUEST_HARD);
 	if (memchr(buf, '\0', len))
 		return xlb_err_set(err, -EINVAL, "request contains a NUL byte");
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);

@@ -23,8 +23,12 @@ int lbctl_real_set_server_id(void *ctx)
 	r = lbctl_vip_real_args(c, &args);
 	if (r)
 		return r;
+	char line[200];
+
 	json_object_set_new(args, "server_id", json_integer((json_int_t)n));
-	return lbctl_run(c, "real.set", args, NULL);
+	snprintf(line, sizeof(line), "real %s of %s: server id %llu", c->args[1], c->args[0],
+		 (unsigned long long)n);
+	return lbctl_change(c, "real.set", args, line);
 }
 
 /* CLIENT:PORT, [V6CLIENT]:PORT */
