@@ -214,8 +214,13 @@ static int op_real_list(struct xlbd_req *c)
 	if (r)
 		return r;
 	reals = json_array();
-	for (size_t i = 0; i < v->real_cnt; i++)
-		json_array_append_new(reals, xlbd_real_json(c->d, v, &v->reals[i]));
+	{
+		uint32_t slots[v->real_cnt ? v->real_cnt : 1];
+
+		xlbd_ring_slots(c->d, v, slots);
+		for (size_t i = 0; i < v->real_cnt; i++)
+			json_array_append_new(reals, xlbd_real_json(c->d, v, &v->reals[i], slots[i]));
+	}
 	c->result = json_pack("{s:o}", "reals", reals);
 	return 0;
 }

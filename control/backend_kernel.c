@@ -60,8 +60,11 @@ static int kernel_open(struct xlb_backend *be, const struct xlb_backend_opts *op
 	libxdp_set_print(libxdp_print_cb);
 	for (int m = 0; m < KM_CNT; m++)
 		k->fd[m] = -1;
+	k->lock_fd = -1;
 	k->tx_fd = -1;
 	k->verify_result = 1;
+	k->img.verify_result = 1;
+	k->hc_img.verify_result = 1;
 	snprintf(k->verify_msg, sizeof(k->verify_msg), "running program adopted, object not reloaded");
 	if (strlen(opts->pin_root) >= sizeof(k->pin_root) || opts->pin_root[0] != '/')
 		return xlb_err_set(err, -EINVAL, "pin root must be an absolute path under 256 bytes");
@@ -101,6 +104,11 @@ static void kernel_close(struct xlb_backend *be, bool keep)
 	if (k->obj)
 		bpf_object__close(k->obj);
 	json_decref(k->verify_json);
+	json_decref(k->hc_verify_json);
+	free(k->img.buf);
+	free(k->hc_img.buf);
+	if (k->lock_fd >= 0)
+		close(k->lock_fd);
 	free(k->keys);
 	free(k);
 	be->priv = NULL;
@@ -122,6 +130,8 @@ const struct xlb_backend_ops xlb_backend_kernel_ops = {
 	.vip_put = kernel_vip_put,
 	.vip_del = kernel_vip_del,
 	.vip_list = kernel_vip_list,
+	.ring_get = kernel_ring_get,
+	.real_get = kernel_real_get,
 	.vip_counters = kernel_vip_counters,
 	.real_counters = kernel_real_counters,
 	.stats = kernel_stats,

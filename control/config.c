@@ -240,6 +240,7 @@ _Static_assert(offsetof(struct xlb_settings, src4_plen) ==
 static const char *const verify_names[] = { "enforce", "warn", "off", NULL };
 static const char *const xdp_mode_names[] = { "auto", "dispatcher", "single", NULL };
 static const char *const backend_names[] = { "kernel", "userspace", NULL };
+static const char *const wait_names[] = { "probe", "none", NULL };
 static const char *const frag_names[] = { "balance", "drop", NULL };
 
 #define C(FIELD) XLB_CLI_FIELD(struct xlbd_config, FIELD)
@@ -327,9 +328,29 @@ static const struct xlb_cli_opt settings[] = {
 	{ "socket-group", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(sock_group), "GROUP",
 	  "group allowed to use the socket" },
 	{ "metrics-address", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(metrics_addr), "ADDR",
-	  "listen address of the Prometheus endpoint", .def = "127.0.0.1" },
+	  "listen address of the Prometheus endpoint (IPv4 or IPv6)", .def = "127.0.0.1" },
 	{ "metrics-port", 'm', XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(metrics_port), "PORT",
 	  "Prometheus metrics port (0: off)", .def = "9100", .max = 65535 },
+	{ "metrics-optional", 0, XLB_CLI_FLAG, XLB_CLI_F_CONFIG, C(metrics_optional), NULL,
+	  "start even when the metrics address cannot be bound (else that is fatal)" },
+	{ "api-max-request", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(api_max_request), "BYTES",
+	  "largest API request (E2BIG beyond)", .def = "262144", .min = 1024,
+	  .max = XLB_API_MAX_REQUEST_HARD },
+	{ "api-max-clients", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(api_max_clients), "N",
+	  "API connections at once (a full table closes the oldest idle connection of the "
+	  "user holding the most)", .def = "4096", .min = 2, .max = 1000000 },
+	{ "api-max-clients-per-uid", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(api_max_clients_per_uid),
+	  "N", "API connections per user (root is exempt)", .def = "64", .min = 1, .max = 1000000 },
+	{ "api-idle-timeout", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(api_idle_timeout_ms), "MS",
+	  "close an API connection that sends no complete request for this long", .def = "30000",
+	  .min = 100, .max = 86400000 },
+	{ "api-write-timeout", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(api_write_timeout_ms), "MS",
+	  "close an API connection that does not take its answer for this long", .def = "5000",
+	  .min = 100, .max = 86400000 },
+	{ "new-real-wait", 0, XLB_CLI_ENUM, XLB_CLI_F_CONFIG, C(new_real_wait), NULL,
+	  "a real added to a VIP with a health check enters the ring after its first successful "
+	  "probe (probe), or at once (none)",
+	  .def = "probe", .choices = wait_names },
 	{ "verify", 0, XLB_CLI_ENUM, XLB_CLI_F_CONFIG, C(verify), NULL,
 	  "pre-validation with xlb's verifier: enforce refuses what it rejects, warn logs and "
 	  "attaches, off skips it",
@@ -342,6 +363,11 @@ static const struct xlb_cli_opt settings[] = {
 	{ "skb-mode", 0, XLB_CLI_FLAG, XLB_CLI_F_CONFIG, C(skb_mode), NULL, "generic XDP only" },
 	{ "cleanup", 0, XLB_CLI_FLAG, 0, C(cleanup), NULL,
 	  "detach the programs, remove the pins and exit" },
+	{ "adopt-dataplane", 0, XLB_CLI_FLAG, 0, C(adopt), NULL,
+	  "with an empty store over a dataplane that holds VIPs: import them into the store "
+	  "(rings kept; weights from the slots each real holds; health checks are lost)" },
+	{ "reset", 0, XLB_CLI_FLAG, 0, C(reset), NULL,
+	  "with an empty store over a dataplane that holds VIPs: remove them" },
 	{ "verbose", 'v', XLB_CLI_FLAG, 0, C(verbose), NULL, "debug logging" },
 	{ "version", 'V', XLB_CLI_FLAG, 0, C(version), NULL, "print the version and exit" },
 	{ "help", 'h', XLB_CLI_FLAG, 0, C(help), NULL, "show this help and exit" },
@@ -527,6 +553,10 @@ int xlbd_config_load(struct xlbd_config *cfg, int argc, char **argv)
 		return -EINVAL; /* cannot happen: the same line parsed above */
 	if (cfg->no_verify)
 		cfg->verify = XLB_VERIFY_OFF;
+	if (cfg->adopt && cfg->reset) {
+		xlbd_log(LOG_ERR, "--adopt-dataplane and --reset exclude each other");
+		return -EINVAL;
+	}
 	if (cfg->verbose)
 		xlbd_log_set_level(LOG_DEBUG);
 	return 0;

@@ -61,6 +61,13 @@ struct kiface {
 	struct xdp_program *prog;
 };
 
+/* An object file in memory: what the verifier checked is what libbpf opens. */
+struct kernel_image {
+	void *buf;
+	size_t len;
+	int verify_result; /* 0 accepted, -EACCES rejected, -ENOTSUP no verifier, 1 not run */
+};
+
 struct kernel {
 	struct xlb_backend_opts opts;
 	char pin_root[256];
@@ -74,6 +81,9 @@ struct kernel {
 	int verify_result; /* 0, -EACCES, -ENOTSUP, or 1: not run */
 	char verify_msg[240];
 	json_t *verify_json;
+	struct kernel_image img;    /* balancer.bpf.o */
+	struct kernel_image hc_img; /* healthcheck.bpf.o */
+	json_t *hc_verify_json;
 	uint8_t ring_half[XLB_MAX_VIPS];
 	bool vip_present[XLB_MAX_VIPS];
 	uint64_t retired_ns[XLB_MAX_VIPS];
@@ -81,7 +91,9 @@ struct kernel {
 	/* The healthcheck tc program (encapsulated probes). */
 	struct bpf_object *hc_obj;
 	int hc_reals_fd;
+	int lock_fd; /* flock on the pin root (xlb_lock_dir) */
 	char hc_msg[200];
+	char hc_verify_msg[240];
 };
 
 #define klog(k, lvl, ...) ((k)->opts.log ? (k)->opts.log(lvl, __VA_ARGS__) : (void)0)
@@ -91,6 +103,13 @@ struct kernel {
 int kernel_attach(struct kernel *k, struct xlb_err *err);
 /* Release our references; unless keep, detach and unpin too. */
 void kernel_detach(struct kernel *k, bool keep);
+/*
+ * Read the object at path into img (once) and run xlb's verifier on those
+ * bytes under the verify policy; msg gets the verdict.  0: load it (from
+ * img); -EACCES: rejected under enforce; else the read failed.
+ */
+int kernel_gate(struct kernel *k, const char *path, struct kernel_image *img,
+		json_t **ret_json, char *msg, size_t msglen, struct xlb_err *err);
 /* Is prog_id running on ifindex, alone or under libxdp's dispatcher? */
 bool kernel_prog_attached(int ifindex, uint32_t prog_id, bool *ret_dispatcher, bool *ret_native);
 
@@ -106,6 +125,8 @@ int kernel_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip, const 
 int kernel_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t port,
 		   uint8_t proto, uint32_t id, struct xlb_err *err);
 int kernel_vip_list(struct xlb_backend *be, struct xlb_dp_vip *ret, size_t max);
+int kernel_ring_get(struct xlb_backend *be, uint32_t vip_id, unsigned int half, uint32_t *ret_ring);
+int kernel_real_get(struct xlb_backend *be, uint32_t id, struct xlb_ip *ret_addr);
 
 /* kernel_iface.c */
 /* An interface's MTU and MAC. */

@@ -59,6 +59,7 @@ void kernel_hc_setup(struct kernel *k)
 	struct bpf_program *prog;
 	struct xlb_hc_config cfg = { 0 };
 	struct xlb_ip a;
+	struct xlb_err err = { 0 };
 	__u32 zero = 0;
 	int ret, cfd;
 
@@ -73,7 +74,19 @@ void kernel_hc_setup(struct kernel *k)
 		snprintf(k->hc_msg, sizeof(k->hc_msg), "%.150s missing", path);
 		return;
 	}
-	k->hc_obj = bpf_object__open_file(path, NULL);
+	/* The same gate as the balancer: verified, then loaded from the verified bytes. */
+	ret = kernel_gate(k, path, &k->hc_img, &k->hc_verify_json, k->hc_verify_msg,
+			  sizeof(k->hc_verify_msg), &err);
+	if (ret) {
+		snprintf(k->hc_msg, sizeof(k->hc_msg), "not loaded: %.180s", err.msg);
+		klog(k, LOG_WARNING, "encapsulated health probes unavailable: %s", k->hc_msg);
+		return;
+	}
+	{
+		LIBBPF_OPTS(bpf_object_open_opts, oopts, .object_name = "healthcheck");
+
+		k->hc_obj = bpf_object__open_mem(k->hc_img.buf, k->hc_img.len, &oopts);
+	}
 	if (libbpf_get_error(k->hc_obj) || (ret = bpf_object__load(k->hc_obj))) {
 		snprintf(k->hc_msg, sizeof(k->hc_msg), "cannot load %.150s", path);
 		if (!libbpf_get_error(k->hc_obj))

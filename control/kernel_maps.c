@@ -214,10 +214,40 @@ int kernel_vip_list(struct xlb_backend *be, struct xlb_dp_vip *ret, size_t max)
 			ret[n].port = ntohs(key.port);
 			ret[n].proto = key.proto;
 			ret[n].id = meta.vip_num;
+			ret[n].flags = meta.flags;
+			ret[n].encap = (enum xlb_encap)meta.encap;
+			ret[n].ring_half = meta.ring_half & 1;
 		}
 		n++;
 	}
 	return (int)n;
+}
+
+int kernel_ring_get(struct xlb_backend *be, uint32_t vip_id, unsigned int half, uint32_t *ret_ring)
+{
+	struct kernel *k = be->priv;
+	uint32_t base = (vip_id * XLB_RING_HALVES + half) * be->ring_size;
+
+	for (uint32_t i = 0; i < be->ring_size; i++) {
+		uint32_t key = base + i;
+
+		if (bpf_map_lookup_elem(k->fd[KM_RINGS], &key, &ret_ring[i]))
+			return -errno;
+	}
+	return 0;
+}
+
+int kernel_real_get(struct xlb_backend *be, uint32_t id, struct xlb_ip *ret_addr)
+{
+	struct kernel *k = be->priv;
+	struct xlb_real r;
+
+	if (bpf_map_lookup_elem(k->fd[KM_REALS], &id, &r))
+		return -errno;
+	if (r.family != XLB_FAMILY_V4 && r.family != XLB_FAMILY_V6)
+		return -ENOENT;
+	kernel_from_dp_addr(&r.addr, r.family, ret_addr);
+	return 0;
 }
 
 int kernel_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t port,

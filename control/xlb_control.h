@@ -193,6 +193,12 @@ int xlb_state_copy(struct xlb_state *dst, const struct xlb_state *src);
 int xlb_addr_parse(const char *s, struct xlb_ip *ret_addr);
 const char *xlb_addr_str(const struct xlb_ip *a, char *buf, size_t len);
 bool xlb_addr_eq(const struct xlb_ip *a, const struct xlb_ip *b);
+/*
+ * Why an address can be neither a VIP nor a real (unspecified, loopback,
+ * link-local, multicast, broadcast, reserved, IPv4-mapped), or NULL when it
+ * can.
+ */
+const char *xlb_addr_unusable(const struct xlb_ip *a);
 int xlb_mac_parse(const char *s, uint8_t ret_mac[6]);
 
 const char *xlb_proto_name(uint8_t proto);
@@ -245,6 +251,15 @@ int xlb_state_assign_ids(struct xlb_state *next, const struct xlb_state *cur,
 void xlb_settings_default(struct xlb_settings *set);
 void xlb_hc_default(struct xlb_hc *hc);
 
+/* ---- one daemon per state ---------------------------------------------- */
+
+/*
+ * Take an exclusive flock on the directory path (held until *ret_fd is
+ * closed or the process ends).  -EBUSY when another process holds it, with
+ * its pid in the message ("what" names the directory: "state dir", ...).
+ */
+int xlb_lock_dir(const char *path, const char *what, int *ret_fd, struct xlb_err *err);
+
 /* ---- store ------------------------------------------------------------- */
 
 struct xlb_store;
@@ -274,10 +289,22 @@ int xlb_store__save(struct xlb_store *store, const struct xlb_state *st, struct 
 int xlb_store__commit(struct xlb_store *store, struct xlb_err *err);
 void xlb_store__rollback(struct xlb_store *store);
 
+/*
+ * Health verdicts, kept apart from the desired state (probes change them, not
+ * operators): up 1/0 for a real id with its address, up -1 forgets it.
+ * Loading calls fn for each one stored.
+ */
+int xlb_store__save_health(struct xlb_store *store, uint32_t real_id, const struct xlb_ip *addr,
+			   int up, struct xlb_err *err);
+int xlb_store__load_health(struct xlb_store *store,
+			   void (*fn)(void *ctx, uint32_t real_id, const struct xlb_ip *addr, int up),
+			   void *ctx, struct xlb_err *err);
+
 /* ---- JSON codec (jansson) ---------------------------------------------- */
 
-/* Requests larger than this are refused without being parsed. */
+/* xlbd's default request limit (api-max-request); the parser's own bound is the HARD one. */
 #define XLB_API_MAX_REQUEST (256 * 1024)
+#define XLB_API_MAX_REQUEST_HARD (64 * 1024 * 1024)
 #define XLB_API_VERSION 1
 #define XLB_SOCK_PATH_DEFAULT "/run/xlb/xlbd.sock"
 
@@ -296,6 +323,12 @@ int xlb_vip_key_from_json(const json_t *j, struct xlb_ip *ret_addr, uint16_t *re
 /* A whole desired state: {"vips": [...]} (ids ignored on input). */
 int xlb_state_from_json(const json_t *j, struct xlb_state *ret_state, struct xlb_err *err);
 json_t *xlb_state_to_json(const struct xlb_state *st, bool with_ids);
+/*
+ * An apply config must say what it wants: a "vips" list.  Missing, null
+ * (an empty, blank or comment-only file, {}, "vips:") is refused; an empty
+ * list (remove every VIP) only with allow_empty.
+ */
+int xlb_config_check_apply(const json_t *cfg, bool allow_empty, struct xlb_err *err);
 
 /*
  * Parse an `apply` file's text, YAML or JSON (JSON is YAML's subset, so
@@ -321,14 +354,14 @@ json_t *xlb_response_ok(json_t *result);
 
 /* ---- client ------------------------------------------------------------ */
 
-/* Connect to xlbd's socket; returns an fd or -errno. */
-int xlb_client_connect(const char *path);
+/* Connect to xlbd's socket within timeout_ms (<= 0: none); an fd or -errno. */
+int xlb_client_connect(const char *path, int timeout_ms);
 /*
- * Send one request (steals req) and read one response.  Requests and
- * responses are one JSON document per line.  Returns 0 with *ret_resp set,
- * or -errno.
+ * Send one request (steals req) and read one response, both within
+ * timeout_ms (<= 0: none; -ETIMEDOUT past it).  Requests and responses are
+ * one JSON document per line.  Returns 0 with *ret_resp set, or -errno.
  */
-int xlb_client_call(int fd, json_t *req, json_t **ret_resp);
+int xlb_client_call(int fd, json_t *req, json_t **ret_resp, int timeout_ms);
 
 #ifdef __cplusplus
 }
