@@ -123,9 +123,20 @@ static int op_apply(struct xlbd_req *c)
 		return 0;
 	}
 	{
-		char what[64];
+		char what[4096];
 
-		snprintf(what, sizeof(what), "apply (%zu changes)", json_array_size(diff));
+		/* The audit log gets the diff itself. */
+		size_t n = (size_t)snprintf(what, sizeof(what), "apply (%zu changes):",
+					    json_array_size(diff));
+		json_t *l;
+		size_t k;
+
+		json_array_foreach(diff, k, l) {
+			if (n + 2 >= sizeof(what))
+				break;
+			n += (size_t)snprintf(what + n, sizeof(what) - n, "%s %s", k ? ";" : "",
+					      json_string_value(l));
+		}
 		r = xlbd_commit(c->d, &next, c->peer, what, c->err);
 	}
 	if (r) {

@@ -34,6 +34,8 @@
 enum {
 	/* A dataplane setting saved with the state; used when nothing gives it. */
 	SET_STORED = 1u << 0,
+	/* Changes with SIGHUP / systemctl reload (the rest waits for a restart). */
+	SET_LIVE = 1u << 1,
 };
 
 /* ---- parsers of the CUSTOM rows ---------------------------------------- */
@@ -262,12 +264,12 @@ static const struct xlb_cli_opt settings[] = {
 	  .key = "interfaces" },
 	{ "gateway-mac", 'g', XLB_CLI_CUSTOM, XLB_CLI_F_CONFIG, C(set.gw_mac), "MAC",
 	  "outer destination MAC of encapsulated packets (the next-hop router)",
-	  .parse = parse_mac, .user = SET_STORED },
+	  .parse = parse_mac, .user = SET_STORED | SET_LIVE },
 	{ "src4", 0, XLB_CLI_CUSTOM, XLB_CLI_F_CONFIG, PREFIX(src4), "ADDR[/PLEN]",
 	  "outer IPv4 source prefix (host bits vary per flow)", .parse = parse_src4,
-	  .user = SET_STORED },
+	  .user = SET_STORED | SET_LIVE },
 	{ "src6", 0, XLB_CLI_CUSTOM, XLB_CLI_F_CONFIG, PREFIX(src6), "ADDR[/PLEN]",
-	  "outer IPv6 source prefix, for IPv6 reals", .parse = parse_src6, .user = SET_STORED },
+	  "outer IPv6 source prefix, for IPv6 reals", .parse = parse_src6, .user = SET_STORED | SET_LIVE },
 	{ "egress", 0, XLB_CLI_CUSTOM, XLB_CLI_F_REPEAT | XLB_CLI_F_CONFIG, IFACE_LIST(egress),
 	  "IFACE=EGRESS",
 	  "redirect mode: packets balanced on IFACE leave by EGRESS (XDP_REDIRECT through a devmap; "
@@ -304,13 +306,13 @@ static const struct xlb_cli_opt settings[] = {
 	  .def = "1481375744", .min = 1, .max = 0xfffff000u },
 	{ "gue-port", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(set.gue_port), "PORT",
 	  "GUE destination port on the reals (0: 6080)", .def = "0", .max = 65535,
-	  .user = SET_STORED },
+	  .user = SET_STORED | SET_LIVE },
 	{ "lru-size", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(set.lru_size), "N",
 	  "connection-table entries per CPU", .def = "65536", .min = 1, .max = 100000000,
 	  .user = SET_STORED },
 	{ "max-new-flows-per-sec", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(set.max_new_flows_per_sec),
 	  "N", "flood guard: new connection-table entries per CPU and second (0: unlimited)",
-	  .def = "0", .user = SET_STORED },
+	  .def = "0", .user = SET_STORED | SET_LIVE },
 	{ "backend", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(backend), "NAME",
 	  "dataplane backend: kernel (XDP) or userspace (the DPDK path)", .def = "kernel",
 	  .choices = backend_names, .complete = XLB_CLI_COMPLETE_WORDS },
@@ -335,22 +337,22 @@ static const struct xlb_cli_opt settings[] = {
 	  "start even when the metrics address cannot be bound (else that is fatal)" },
 	{ "api-max-request", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(api_max_request), "BYTES",
 	  "largest API request (E2BIG beyond)", .def = "262144", .min = 1024,
-	  .max = XLB_API_MAX_REQUEST_HARD },
+	  .max = XLB_API_MAX_REQUEST_HARD, .user = SET_LIVE },
 	{ "api-max-clients", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(api_max_clients), "N",
 	  "API connections at once (a full table closes the oldest idle connection of the "
-	  "user holding the most)", .def = "4096", .min = 2, .max = 1000000 },
+	  "user holding the most)", .def = "4096", .min = 2, .max = 1000000, .user = SET_LIVE },
 	{ "api-max-clients-per-uid", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(api_max_clients_per_uid),
-	  "N", "API connections per user (root is exempt)", .def = "64", .min = 1, .max = 1000000 },
+	  "N", "API connections per user (root is exempt)", .def = "64", .min = 1, .max = 1000000, .user = SET_LIVE },
 	{ "api-idle-timeout", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(api_idle_timeout_ms), "MS",
 	  "close an API connection that sends no complete request for this long", .def = "30000",
-	  .min = 100, .max = 86400000 },
+	  .min = 100, .max = 86400000, .user = SET_LIVE },
 	{ "api-write-timeout", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(api_write_timeout_ms), "MS",
 	  "close an API connection that does not take its answer for this long", .def = "5000",
-	  .min = 100, .max = 86400000 },
+	  .min = 100, .max = 86400000, .user = SET_LIVE },
 	{ "new-real-wait", 0, XLB_CLI_ENUM, XLB_CLI_F_CONFIG, C(new_real_wait), NULL,
 	  "a real added to a VIP with a health check enters the ring after its first successful "
 	  "probe (probe), or at once (none)",
-	  .def = "probe", .choices = wait_names },
+	  .def = "probe", .choices = wait_names, .user = SET_LIVE },
 	{ "verify", 0, XLB_CLI_ENUM, XLB_CLI_F_CONFIG, C(verify), NULL,
 	  "pre-validation with xlb's verifier: enforce refuses what it rejects, warn logs and "
 	  "attaches, off skips it",
@@ -513,6 +515,11 @@ static int load_file(struct xlbd_config *cfg, json_t **ret_json)
 /* ---- loading -------------------------------------------------------------- */
 
 static json_t *config_json; /* kept while the settings point into it */
+static struct {
+	struct xlbd_config defaults;
+	int argc;
+	char **argv;
+} loaded;
 
 int xlbd_config_load(struct xlbd_config *cfg, int argc, char **argv)
 {
@@ -540,6 +547,11 @@ int xlbd_config_load(struct xlbd_config *cfg, int argc, char **argv)
 		return 1;
 	}
 	/* 2. The config file, then the command line again over it. */
+	if (!loaded.argv) {
+		loaded.defaults = *cfg;
+		loaded.argc = argc;
+		loaded.argv = argv;
+	}
 	cfg->config = scan.config;
 	if (!cfg->config && !access(CONFIG_DEFAULT, R_OK))
 		cfg->config = CONFIG_DEFAULT;
@@ -560,6 +572,55 @@ int xlbd_config_load(struct xlbd_config *cfg, int argc, char **argv)
 	if (cfg->verbose)
 		xlbd_log_set_level(LOG_DEBUG);
 	return 0;
+}
+
+/* Equal values of a row in two configs (strings by content). */
+static bool row_equal(const struct xlb_cli_opt *o, const struct xlbd_config *a,
+		      const struct xlbd_config *b)
+{
+	const void *x = (const char *)a + o->offset, *y = (const char *)b + o->offset;
+
+	if (o->type == XLB_CLI_STRING) {
+		const char *p = *(const char *const *)x, *q = *(const char *const *)y;
+
+		return p == q || (p && q && !strcmp(p, q));
+	}
+	return !memcmp(x, y, o->size);
+}
+
+int xlbd_config_reload(struct xlbd_config *cur, bool *ret_dataplane)
+{
+	struct xlbd_config next = loaded.defaults;
+	json_t *old_json = config_json;
+	int changed = 0;
+
+	*ret_dataplane = false;
+	memset(next.given, 0, sizeof(next.given));
+	config_json = NULL;
+	if (xlbd_config_load(&next, loaded.argc, loaded.argv)) {
+		json_decref(config_json);
+		config_json = old_json;
+		xlbd_log(LOG_ERR, "reload: the settings did not load; keeping the running ones");
+		return -EINVAL;
+	}
+	for (size_t i = 0; settings[i].name; i++) {
+		const struct xlb_cli_opt *o = &settings[i];
+
+		if (!(o->flags & XLB_CLI_F_CONFIG) || row_equal(o, cur, &next))
+			continue;
+		if (!(o->user & SET_LIVE)) {
+			xlbd_log(LOG_WARNING, "reload: %s changed; it takes effect at the next start",
+				 o->name);
+			continue;
+		}
+		memcpy((char *)cur + o->offset, (char *)&next + o->offset, o->size);
+		xlbd_log(LOG_NOTICE, "reload: %s changed", o->name);
+		*ret_dataplane |= (o->user & SET_STORED) != 0;
+		changed++;
+	}
+	/* String settings of cur may point into the old JSON: it stays (one per reload). */
+	json_decref(next.initial);
+	return changed;
 }
 
 void xlbd_config_merge_stored(struct xlbd_config *cfg, const struct xlb_settings *stored)

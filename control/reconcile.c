@@ -314,8 +314,7 @@ int xlbd_commit(struct daemon *d, struct xlb_state *next, const struct xlbd_peer
 	xlb_state_free(&d->state);
 	d->state = *next;
 	d->changes++;
-	xlbd_log(LOG_NOTICE, "uid %u pid %d: %s (%.1f ms)", (unsigned)p->uid, (int)p->pid, what,
-		 (double)(xlbd_now_ns() - t0) / 1e6);
+	xlbd_audit(p, what, NULL, (double)(xlbd_now_ns() - t0) / 1e6);
 	return 0;
 
 out_undo:
@@ -323,8 +322,7 @@ out_undo:
 out_undo_committed:
 	if (xlbd_reconcile(d, &d->state, &undo))
 		xlbd_log(LOG_ERR, "undoing a failed change failed too: %s", undo.msg);
-	xlbd_log(LOG_WARNING, "uid %u pid %d: %s failed: %s; rolled back", (unsigned)p->uid,
-		 (int)p->pid, what, err->msg);
+	xlbd_audit(p, what, err->msg, (double)(xlbd_now_ns() - t0) / 1e6);
 	goto out_free;
 out_rollback:
 	xlb_store__rollback(d->store);

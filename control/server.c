@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The API server: a UNIX stream socket, one JSON request per line and one
- * response line back, clients identified by SO_PEERCRED.
+ * response line back, clients identified by SO_PEERCRED.  SIGTERM/SIGINT
+ * stop it, SIGHUP reloads the live settings (reload.c).
  *
  * No client can stall it or lock others out:
  *  - one epoll loop, every socket non-blocking: the loop never waits on a
@@ -452,9 +453,11 @@ static bool on_signal(struct server *s)
 {
 	struct signalfd_siginfo si;
 
-	while (read(s->sfd, &si, sizeof(si)) == sizeof(si))
+	while (read(s->sfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo != SIGHUP)
 			return true;
+		xlbd_reload(s->d);
+	}
 	return false;
 }
 

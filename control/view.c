@@ -96,3 +96,22 @@ json_t *xlbd_vip_full_json(struct daemon *d, const struct xlb_vip_cfg *v)
 	json_object_set_new(j, "reals_in_ring", json_integer((json_int_t)in_ring));
 	return j;
 }
+
+const char *xlbd_vip_summary(const struct xlb_vip_cfg *v, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "encap %s flags", xlb_encap_name(v->encap));
+
+	if (!v->flags)
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " -");
+	for (uint32_t bit = 1; bit & XLB_VIP_F_ALL; bit <<= 1)
+		if (v->flags & bit)
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s",
+					      n && buf[n - 1] == 's' ? " " : ",", xlb_vip_flag_name(bit));
+	if (v->hc.type == XLB_HC_NONE)
+		snprintf(buf + n, n < len ? len - n : 0, " check none");
+	else
+		snprintf(buf + n, n < len ? len - n : 0, " check %s port %u every %u ms rise %u fall %u via %s",
+			 xlb_hc_type_name(v->hc.type), v->hc.port, v->hc.interval_ms, v->hc.rise,
+			 v->hc.fall, v->hc.via_encap ? "encap" : "direct");
+	return buf;
+}

@@ -10,6 +10,7 @@
  *   view.c       how VIPs and reals are shown (JSON objects, lookups)
  *   api_*.c      the API handlers, one file per group of ops
  *   api.c        request parsing and dispatch to the ops tables
+ *   reload.c     SIGHUP: the live settings again
  *   server.c     the UNIX socket server
  *   health.c     health probes (a thread; reconciles on transitions)
  *   metrics.c    Prometheus exposition (libmicrohttpd's thread)
@@ -119,6 +120,13 @@ struct xlbd_config {
  * the reason logged (exit 2).
  */
 int xlbd_config_load(struct xlbd_config *cfg, int argc, char **argv);
+/*
+ * Read the config file and command line again (SIGHUP) and take the
+ * settings that can change live into cur; the others are logged as waiting
+ * for a restart.  Returns how many changed, or -EINVAL (logged; cur kept);
+ * *ret_dataplane: a dataplane setting changed.
+ */
+int xlbd_config_reload(struct xlbd_config *cur, bool *ret_dataplane);
 /* Take the dataplane settings the config did not give from the stored ones. */
 void xlbd_config_merge_stored(struct xlbd_config *cfg, const struct xlb_settings *stored);
 void xlbd_config_free(struct xlbd_config *cfg);
@@ -157,6 +165,8 @@ void xlbd_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 
 void xlbd_log_set_level(int max_level);
 uint64_t xlbd_now_ns(void);
 const char *xlbd_health_name(enum health_state s);
+/* The audit log of a change (error NULL: applied), with the peer's uid and pid. */
+void xlbd_audit(const struct xlbd_peer *p, const char *what, const char *error, double ms);
 /* Block SIGTERM, SIGINT and SIGHUP (read through a signalfd), ignore SIGPIPE. */
 void xlbd_signals_block(sigset_t *ret_mask);
 
@@ -197,6 +207,8 @@ const char *xlbd_vip_str(const struct xlb_vip_cfg *v, char *buf, size_t len);
 /* The VIP a key object names in st; -ENOENT with a message if none. */
 int xlbd_find_vip(const json_t *key, const struct xlb_state *st, struct xlb_vip_cfg **ret,
 		  struct xlb_err *err);
+/* "encap ipip flags no-sport check tcp port 0 every 1000 ms ...", for the audit log. */
+const char *xlbd_vip_summary(const struct xlb_vip_cfg *v, char *buf, size_t len);
 /* "unchecked", "waiting" (for a first probe), "unknown", "up" or "down". */
 const char *xlbd_health_str(const struct daemon *d, const struct xlb_vip_cfg *v,
 			    const struct xlb_real_cfg *r);
@@ -231,6 +243,11 @@ extern const struct xlbd_op xlbd_ops_apply[]; /* api_apply.c: apply */
 
 /* Handle one request line; returns the response (never NULL). Takes d->lock. */
 json_t *xlbd_api_handle(struct daemon *d, const char *buf, size_t len, const struct xlbd_peer *p);
+
+/* ---- reload.c ------------------------------------------------------------ */
+
+/* SIGHUP / systemctl reload: live settings from the config, onto the dataplane. */
+void xlbd_reload(struct daemon *d);
 
 /* ---- server.c ------------------------------------------------------------ */
 

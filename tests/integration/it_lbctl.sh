@@ -47,6 +47,12 @@ one_line 0 real del $V 10.10.12.2
 one_line 0 vip add 10.200.0.2:0/udp
 one_line 0 vip del 10.200.0.2:0/udp
 
+# The audit log says who changed what, old -> new.
+grep -qE "uid 0 pid [0-9]+: vip set 10\.200\.0\.1:80/tcp: encap ipip flags - check tcp .* -> encap ipip flags no-sport check tcp" "$TOPO_TMP/xlbd.log" ||
+	fail "vip set not audited old -> new"
+grep -qE "uid 0 pid [0-9]+: real set 10\.200\.0\.1:80/tcp 10\.10\.11\.2: weight 5 -> 9, state active -> active" "$TOPO_TMP/xlbd.log" ||
+	fail "real set not audited old -> new"
+
 # Refusals (the daemon says no): 1, for every verb.
 for args in "vip add $V" "vip del 10.200.0.9:80" "vip set 10.200.0.9:80 encap gue" "vip show 10.200.0.9:80" \
 	"real add $V 10.10.11.2" "real add 10.200.0.9:80 10.10.11.2" "real del $V 10.10.19.2" \

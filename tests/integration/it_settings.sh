@@ -51,6 +51,34 @@ assert s["settings"]["lru_size"] == 1000, s["settings"]' || fail "config/command
 # IPv6 metrics bind.
 ip netns exec $T-lb curl -s -g "http://[::1]:$port/metrics" | grep -q "^xlb_changes_total" ||
 	fail "metrics on [::1]"
+# SIGHUP re-reads the live settings; the others wait for a restart; a broken
+# file changes nothing.  (The command line's -g and --src4 still win over the file.)
+lbctl vip add 10.200.0.1:80 || fail "vip add"
+lbctl real add 10.200.0.1:80 10.10.11.2 weight 2 || fail "real add"
+cat > "$TOPO_TMP/xlbd.yaml" <<YAML
+interfaces: [l2]
+lru_size: 2000
+metrics_port: 1
+src4: 10.254.0.0/16
+max_new_flows_per_sec: 777
+api_idle_timeout: 4000
+YAML
+kill -HUP $XLBD_PID
+for _ in $(seq 50); do grep -q "reloaded:" "$TOPO_TMP/xlbd.log" && break; sleep 0.1; done
+grep -q "reload: lru-size changed; it takes effect at the next start" "$TOPO_TMP/xlbd.log" ||
+	fail "non-live setting not reported"
+grep -q "reloaded: 2 setting(s) changed" "$TOPO_TMP/xlbd.log" || fail "live settings not counted"
+lbctl -j status | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["settings"]
+assert s["lru_size"] == 1000, s' || fail "a non-live setting changed at reload"
+[ "$(lbctl -j vip list | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["vips"]))')" = 1 ] ||
+	fail "reload touched the state"
+echo "vips: [" > "$TOPO_TMP/xlbd.yaml"
+kill -HUP $XLBD_PID
+for _ in $(seq 50); do grep -q "did not load; keeping" "$TOPO_TMP/xlbd.log" && break; sleep 0.1; done
+grep -q "did not load; keeping the running ones" "$TOPO_TMP/xlbd.log" || fail "broken config at reload"
+lbctl status > /dev/null || fail "xlbd died on a broken reload"
 xlbd_stop
 
 # A metrics port in use is fatal, unless metrics-optional.
