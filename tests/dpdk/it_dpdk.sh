@@ -12,10 +12,12 @@
 #  - drain: established connections stay on the drained real, new ones avoid it;
 #  - kill -9 of xlb-dpdk, then of xlbd, during 24 long-lived connections
 #    per VIP: none is reset or moves to another real, the state is the same;
-#  - bad input while traffic flows: refused, nothing disturbed.
-# Usage: it_dpdk.sh PMD XLB_DPDK XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ
+#  - bad input while traffic flows: malformed changes through lbctl and
+#    malformed updates of the shared maps themselves (map_poke) are
+#    refused, nothing disturbed.
+# Usage: it_dpdk.sh PMD XLB_DPDK XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ MAP_POKE
 set -u
-PMD=$1 DPDK_BIN=$2 XLBD=$3 LBCTL=$4 DECAP=$5 LB_OBJ=$6 DECAP_OBJ=$7
+PMD=$1 DPDK_BIN=$2 XLBD=$3 LBCTL=$4 DECAP=$5 LB_OBJ=$6 DECAP_OBJ=$7 MAP_POKE=$8
 T=xlbt-dp-${PMD#af_}-$$
 here=$(dirname "$0")
 source "$here/../integration/it_lib.sh"
@@ -43,7 +45,7 @@ dpdk_v6_up "$DECAP" "$DECAP_OBJ" || fail "IPv6 topology"
 dpdk_lb_start "$PMD" || fail "xlb-dpdk start"
 XLBD_SOCK=$TOPO_TMP/xlbd.sock XLBD_PINS=$TOPO_TMP/unused-pins
 mkdir -p "$TOPO_TMP/state"
-xlbd_start_userspace "$XLBD" || fail "xlbd start"
+xlbd_start_userspace "$XLBD" -m 9100 || fail "xlbd start"
 HC="hc http hc-interval 300 hc-timeout 250 hc-rise 1 hc-fall 3"
 lbctl vip add $VIP:80/tcp $HC || fail "vip add v4"
 lbctl vip add "[$VIP6]:80/tcp" $HC || fail "vip add v6"
@@ -108,11 +110,43 @@ for v in "$VIP" "[$VIP6]"; do
 	reqs=$(awk '/requests in/ {print $1}' "$TOPO_TMP/wrk")
 	[ "${reqs:-0}" -ge 500 ] || fail "wrk: only ${reqs:-0} requests through $v"
 done
+# Counters: the program's (as on the kernel path) and xlb-dpdk's own per
+# port and per lcore, through lbctl stats and the Prometheus endpoint.
 lbctl stats | tee "$TOPO_TMP/stats"
-pk=$(lbctl -j stats | json 'd["vips"][0]["counters"]["packets"]')
-[ "$pk" -gt 5000 ] || fail "VIP packet counter $pk too low"
-rx=$(lbctl -j status | json 'd["dataplane"]["dpdk"]["lcore_load"][0]["rx"]')
-[ "$rx" -ge "$pk" ] || fail "lcore rx $rx below the VIP's $pk packets"
+grep -q "^PORT .*RX-PACKETS" "$TOPO_TMP/stats" || fail "lbctl stats: no port table"
+grep -q "^LCORE .*REDIRECT" "$TOPO_TMP/stats" || fail "lbctl stats: no lcore table"
+lbctl -j stats > "$TOPO_TMP/stats.json"
+python3 - "$TOPO_TMP/stats.json" "net_${PMD}0" <<'PY' || fail "stats counters"
+import json, sys
+s = json.load(open(sys.argv[1]))
+vip_pk = sum(v['counters']['packets'] for v in s['vips'])
+ports = {p['name']: p for p in s['ports']}
+data, exc = ports[sys.argv[2]], ports['net_tap0']
+assert data['role'] == 'data' and exc['role'] == 'exception', ports
+l = s['lcores'][0]
+print('VIP packets', vip_pk, 'data port rx', data['rx_packets'], 'tx', data['tx_packets'],
+      'lcore', {k: l[k] for k in ('rx', 'tx', 'pass', 'drop', 'tx_failed')})
+assert vip_pk > 5000, vip_pk
+# every balanced packet came in on the data port and left by it (XDP_TX)
+assert data['rx_packets'] >= vip_pk and l['rx'] >= vip_pk and l['tx'] >= vip_pk, (vip_pk, data, l)
+assert data['tx_packets'] >= l['tx'] - l['tx_failed'], (data, l)
+# what the lcore received got exactly one verdict (a burst may be in flight: 64)
+verdicts = sum(l[k] for k in ('tx', 'redirect', 'pass', 'drop', 'aborted', 'bad_mbuf'))
+assert 0 <= l['rx'] - verdicts <= 64, (l['rx'], verdicts)
+# host traffic (ARP, ND, health probes' answers) went to the tap
+assert l['pass'] > 0 and exc['tx_packets'] > 0 and exc['rx_packets'] > 0, (l, exc)
+PY
+ip netns exec "$T-lb" curl -s --max-time 5 http://127.0.0.1:9100/metrics > "$TOPO_TMP/metrics" ||
+	fail "metrics endpoint"
+for m in "xlb_vip_packets_total{vip=\"$VIP\"" "xlb_reason_packets_total{reason=\"pass_not_ip\"}" \
+	"xlb_port_rx_packets_total{port=\"net_${PMD}0\",role=\"data\"}" \
+	"xlb_port_tx_packets_total{port=\"net_tap0\",role=\"exception\"}" \
+	'xlb_lcore_tx_total{lcore="0",cpu="0"}' 'xlb_lcore_pass_total{lcore="0",cpu="0"}' \
+	'xlb_lcore_load{lcore="0",cpu="0"}'; do
+	grep -qF "$m" "$TOPO_TMP/metrics" || fail "metrics lack $m"
+done
+grep -F 'xlb_lcore_tx_total{lcore="0",cpu="0"}' "$TOPO_TMP/metrics" | awk '{exit !($2 > 5000)}' ||
+	fail "metrics: lcore tx counter too low"
 
 step "health: r3's nginx stops, r3 leaves both rings; it starts, r3 is back"
 nginx_stop 3
@@ -214,6 +248,7 @@ lbctl real add $VIP:80 10.10.11.2 weight 1 >/dev/null 2>&1 && fail "duplicate re
 lbctl real add $VIP:80 300.1.1.1 >/dev/null 2>&1 && fail "bad address accepted"
 lbctl real set-weight $VIP:80 "${REALS[1]}" 99999999999 >/dev/null 2>&1 && fail "bad weight accepted"
 lbctl vip add "[$VIP6]:80/tcp" encap frob >/dev/null 2>&1 && fail "bad encap accepted"
+"$MAP_POKE" "$DPDK_RUN/maps" || fail "a malformed map update was not refused"
 lbctl -j export > "$TOPO_TMP/after-bad.json"
 cmp -s "$TOPO_TMP/before.json" "$TOPO_TMP/after-bad.json" || fail "refused changes changed the state"
 hold_check "kill -9 xlbd" || fail "xlbd's restart disturbed established connections"
