@@ -9,8 +9,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-1000000}
 seed=${2:-$(date +%s)}
-runner=build/tests/verifier/run_cases_kernel
-[ -x "$runner" ] || scripts/build.sh
+[ -x build/tests/verifier/run_cases_kernel ] || scripts/build.sh
+# A private copy, so a rebuild during the run cannot change the verifier under it.
+runner=$(mktemp /tmp/xlb-verifier-long-run.XXXXXX)
+trap 'rm -f "$runner"' EXIT
+cp build/tests/verifier/run_cases_kernel "$runner"
+echo "verifier long run: $n programs, seed $seed, xlb $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 status=0
 for t in xdp sched_cls; do
 	python3 tests/verifier/tricky_programs.py --runner "$runner" --type "$t" \
