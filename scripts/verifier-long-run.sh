@@ -14,6 +14,7 @@ seed=${2:-$(date +%s)}
 runner=$(mktemp /tmp/xlb-verifier-long-run.XXXXXX)
 trap 'rm -f "$runner"' EXIT
 cp build/tests/verifier/run_cases_kernel "$runner"
+chmod +x "$runner"
 echo "verifier long run: $n programs, seed $seed, xlb $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 status=0
 for t in xdp sched_cls; do
