@@ -22,6 +22,13 @@ static const char *op_name(uint8_t op)
 	return names[op >> 4];
 }
 
+static void mark_reg32_known(struct xv_reg *reg, uint64_t imm)
+{
+	reg->var_off = tnum_with_subreg(reg->var_off, tnum_const((uint32_t)imm));
+	reg->s32_min_value = reg->s32_max_value = (int32_t)imm;
+	reg->u32_min_value = reg->u32_max_value = (uint32_t)imm;
+}
+
 static int sanity_check_offset(struct xv_env *env, const struct xv_reg *reg, int regno)
 {
 	const char *t = xv_reg_type_str(reg->type);
@@ -120,6 +127,43 @@ static int adjust_ptr_alu(struct xv_env *env, const struct xbpf_insn *insn, stru
 		return -EACCES;
 	res.written = true;
 	*dst = res;
+	return 0;
+}
+
+/*
+ * A value that is -1 or 0 (a mask compilers build with a shift or a
+ * subtraction) and'ed or or'ed with a constant: walk the two values apart,
+ * the insn again with 0 on a pushed path and -1 here (maybe_fork_scalars()).
+ */
+static int maybe_fork_scalars(struct xv_env *env, const struct xbpf_insn *insn, struct xv_reg *dst)
+{
+	struct xv_state *other;
+	struct xv_reg *o;
+	bool alu32;
+	int err;
+
+	if (dst->smin_value == -1 && dst->smax_value == 0)
+		alu32 = false;
+	else if (dst->s32_min_value == -1 && dst->s32_max_value == 0)
+		alu32 = true;
+	else
+		return 0;
+	err = xv_push_stack(env, env->insn_idx, env->insn_idx, &other);
+	if (err)
+		return err;
+	o = &other->frame[other->curframe]->regs[insn->dst_reg];
+	if (alu32) {
+		mark_reg32_known(o, 0);
+		mark_reg32_known(dst, UINT64_MAX);
+	} else {
+		bool w = o->written;
+
+		xv_mark_known(o, 0);
+		o->written = w;
+		w = dst->written;
+		xv_mark_known(dst, UINT64_MAX);
+		dst->written = w;
+	}
 	return 0;
 }
 
@@ -274,6 +318,11 @@ int xv_check_alu(struct xv_env *env, const struct xbpf_insn *insn)
 			    new_off >= INT32_MIN && new_off <= INT32_MAX && (alu32 || !dst->link32);
 		bool link32 = dst->link32 || alu32;
 
+		if ((op == XBPF_AND || op == XBPF_OR) && tnum_is_const(src->var_off)) {
+			err = maybe_fork_scalars(env, insn, dst);
+			if (err)
+				return err;
+		}
 		err = xv_scalar_alu(env, dst, src, op, alu32);
 		if (link) {
 			dst->id = id;

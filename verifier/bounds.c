@@ -82,6 +82,12 @@ bool xv_reg_is_const(const struct xv_reg *reg)
 static void update_reg32_bounds(struct xv_reg *reg)
 {
 	struct tnum v = tnum_subreg(reg->var_off);
+	uint64_t m;
+
+	if (tnum_min_ge(v, reg->u32_min_value, &m) && m <= U32_MAX)
+		reg->u32_min_value = max_t(reg->u32_min_value, (uint32_t)m);
+	if (tnum_max_le(v, reg->u32_max_value, &m))
+		reg->u32_max_value = min_t(reg->u32_max_value, (uint32_t)m);
 
 	reg->s32_min_value = max_t(reg->s32_min_value, (int32_t)(v.value | (v.mask & (1u << 31))));
 	reg->s32_max_value = min_t(reg->s32_max_value, (int32_t)(v.value | (v.mask & S32_MAX)));
@@ -92,13 +98,20 @@ static void update_reg32_bounds(struct xv_reg *reg)
 static void update_reg64_bounds(struct xv_reg *reg)
 {
 	struct tnum v = reg->var_off;
+	uint64_t m;
 
 	reg->smin_value = max_t(reg->smin_value, (int64_t)(v.value | (v.mask & (1ULL << 63))));
 	reg->smax_value = min_t(reg->smax_value, (int64_t)(v.value | (v.mask & S64_MAX)));
 	reg->umin_value = max_t(reg->umin_value, v.value);
 	reg->umax_value = min_t(reg->umax_value, v.value | v.mask);
+	/* The bounds move in to the nearest values the known bits allow, as the kernel's do. */
+	if (tnum_min_ge(v, reg->umin_value, &m))
+		reg->umin_value = m;
+	if (tnum_max_le(v, reg->umax_value, &m))
+		reg->umax_value = m;
 }
 
+/* The kernel's __reg32_deduce_bounds() (6.18). */
 static void reg32_deduce(struct xv_reg *reg)
 {
 	/* Fixed high half: the 64-bit range bounds the low half too. */
@@ -120,6 +133,18 @@ static void reg32_deduce(struct xv_reg *reg)
 			reg->s32_max_value = min_t(reg->s32_max_value, (int32_t)reg->smax_value);
 		}
 	}
+	/* High halves two apart by one, low half crossing from negative to positive. */
+	if ((uint32_t)(reg->umin_value >> 32) + 1 == (uint32_t)(reg->umax_value >> 32) &&
+	    (int32_t)reg->umin_value < 0 && (int32_t)reg->umax_value >= 0) {
+		reg->s32_min_value = max_t(reg->s32_min_value, (int32_t)reg->umin_value);
+		reg->s32_max_value = min_t(reg->s32_max_value, (int32_t)reg->umax_value);
+	}
+	if ((uint32_t)((uint64_t)reg->smin_value >> 32) + 1 ==
+		    (uint32_t)((uint64_t)reg->smax_value >> 32) &&
+	    (int32_t)reg->smin_value < 0 && (int32_t)reg->smax_value >= 0) {
+		reg->s32_min_value = max_t(reg->s32_min_value, (int32_t)reg->smin_value);
+		reg->s32_max_value = min_t(reg->s32_max_value, (int32_t)reg->smax_value);
+	}
 	/* No sign boundary crossed: signed and unsigned agree. */
 	if ((int32_t)reg->u32_min_value <= (int32_t)reg->u32_max_value) {
 		reg->s32_min_value = max_t(reg->s32_min_value, (int32_t)reg->u32_min_value);
@@ -128,9 +153,18 @@ static void reg32_deduce(struct xv_reg *reg)
 	if ((uint32_t)reg->s32_min_value <= (uint32_t)reg->s32_max_value) {
 		reg->u32_min_value = max_t(reg->u32_min_value, (uint32_t)reg->s32_min_value);
 		reg->u32_max_value = min_t(reg->u32_max_value, (uint32_t)reg->s32_max_value);
+	} else if (reg->u32_max_value < (uint32_t)reg->s32_min_value) {
+		/* The signed range wraps and the unsigned one meets only its positive part. */
+		reg->s32_min_value = (int32_t)reg->u32_min_value;
+		reg->u32_max_value = min_t(reg->u32_max_value, (uint32_t)reg->s32_max_value);
+	} else if ((uint32_t)reg->s32_max_value < reg->u32_min_value) {
+		/* ... or only its negative part. */
+		reg->s32_max_value = (int32_t)reg->u32_max_value;
+		reg->u32_min_value = max_t(reg->u32_min_value, (uint32_t)reg->s32_min_value);
 	}
 }
 
+/* The kernel's __reg64_deduce_bounds() (6.18). */
 static void reg64_deduce(struct xv_reg *reg)
 {
 	if ((int64_t)reg->umin_value <= (int64_t)reg->umax_value) {
@@ -140,22 +174,39 @@ static void reg64_deduce(struct xv_reg *reg)
 	if ((uint64_t)reg->smin_value <= (uint64_t)reg->smax_value) {
 		reg->umin_value = max_t(reg->umin_value, (uint64_t)reg->smin_value);
 		reg->umax_value = min_t(reg->umax_value, (uint64_t)reg->smax_value);
+	} else if (reg->umax_value < (uint64_t)reg->smin_value) {
+		/* The signed range wraps and the unsigned one meets only its positive part. */
+		reg->smin_value = (int64_t)reg->umin_value;
+		reg->umax_value = min_t(reg->umax_value, (uint64_t)reg->smax_value);
+	} else if ((uint64_t)reg->smax_value < reg->umin_value) {
+		/* ... or only its negative part. */
+		reg->smax_value = (int64_t)reg->umax_value;
+		reg->umin_value = max_t(reg->umin_value, (uint64_t)reg->smin_value);
 	}
 }
 
-/* The low half's range inside a 64-bit range whose high half is fixed. */
+/* The kernel's __reg_deduce_mixed_bounds(): 64-bit bounds tightened by the low half's. */
 static void reg_deduce_mixed(struct xv_reg *reg)
 {
-	uint64_t hi = reg->umin_value & ~(uint64_t)U32_MAX;
+	uint64_t new_umin, new_umax;
+	int64_t new_smin, new_smax;
 
-	if ((reg->umin_value >> 32) == (reg->umax_value >> 32)) {
-		reg->umin_value = max_t(reg->umin_value, hi | reg->u32_min_value);
-		reg->umax_value = min_t(reg->umax_value, hi | reg->u32_max_value);
-	}
-	hi = (uint64_t)reg->smin_value & ~(uint64_t)U32_MAX;
-	if ((reg->smin_value >> 32) == (reg->smax_value >> 32)) {
-		reg->smin_value = max_t(reg->smin_value, (int64_t)(hi | reg->u32_min_value));
-		reg->smax_value = min_t(reg->smax_value, (int64_t)(hi | reg->u32_max_value));
+	new_umin = (reg->umin_value & ~(uint64_t)U32_MAX) | reg->u32_min_value;
+	new_umax = (reg->umax_value & ~(uint64_t)U32_MAX) | reg->u32_max_value;
+	reg->umin_value = max_t(reg->umin_value, new_umin);
+	reg->umax_value = min_t(reg->umax_value, new_umax);
+	new_smin = (int64_t)(((uint64_t)reg->smin_value & ~(uint64_t)U32_MAX) | reg->u32_min_value);
+	new_smax = (int64_t)(((uint64_t)reg->smax_value & ~(uint64_t)U32_MAX) | reg->u32_max_value);
+	reg->smin_value = max_t(reg->smin_value, new_smin);
+	reg->smax_value = min_t(reg->smax_value, new_smax);
+	/* After a sign-extending load: all-zero or all-one high half, positive low half. */
+	if (reg->s32_min_value >= 0 && reg->smin_value >= S32_MIN && reg->smax_value <= S32_MAX) {
+		reg->smin_value = reg->s32_min_value;
+		reg->smax_value = reg->s32_max_value;
+		reg->umin_value = (uint64_t)reg->s32_min_value;
+		reg->umax_value = (uint64_t)reg->s32_max_value;
+		reg->var_off = tnum_intersect(reg->var_off,
+					      tnum_range((uint64_t)reg->smin_value, (uint64_t)reg->smax_value));
 	}
 }
 
@@ -282,12 +333,18 @@ void xv_coerce_subreg_to_size_sx(struct xv_reg *reg, int size)
 
 /* ---- ALU --------------------------------------------------------------- */
 
+/*
+ * add, sub, mul: the kernel's scalar{,32}_min_max_{add,sub,mul}() (6.18).
+ * Unsigned add/sub keep the wrapped bounds when both ends wrap (or none
+ * does); signed bounds and mul give up on any overflow.
+ */
 static void scalar_add(struct xv_reg *d, const struct xv_reg *s)
 {
 	int64_t a, b;
 	int32_t a32, b32;
 	uint64_t ua, ub;
 	uint32_t ua32, ub32;
+	bool lo, hi;
 
 	if (__builtin_add_overflow(d->smin_value, s->smin_value, &a) ||
 	    __builtin_add_overflow(d->smax_value, s->smax_value, &b)) {
@@ -297,13 +354,13 @@ static void scalar_add(struct xv_reg *d, const struct xv_reg *s)
 		d->smin_value = a;
 		d->smax_value = b;
 	}
-	if (__builtin_add_overflow(d->umin_value, s->umin_value, &ua) ||
-	    __builtin_add_overflow(d->umax_value, s->umax_value, &ub)) {
+	lo = __builtin_add_overflow(d->umin_value, s->umin_value, &ua);
+	hi = __builtin_add_overflow(d->umax_value, s->umax_value, &ub);
+	d->umin_value = ua;
+	d->umax_value = ub;
+	if (!lo && hi) {
 		d->umin_value = 0;
 		d->umax_value = U64_MAX;
-	} else {
-		d->umin_value = ua;
-		d->umax_value = ub;
 	}
 	if (__builtin_add_overflow(d->s32_min_value, s->s32_min_value, &a32) ||
 	    __builtin_add_overflow(d->s32_max_value, s->s32_max_value, &b32)) {
@@ -313,13 +370,13 @@ static void scalar_add(struct xv_reg *d, const struct xv_reg *s)
 		d->s32_min_value = a32;
 		d->s32_max_value = b32;
 	}
-	if (__builtin_add_overflow(d->u32_min_value, s->u32_min_value, &ua32) ||
-	    __builtin_add_overflow(d->u32_max_value, s->u32_max_value, &ub32)) {
+	lo = __builtin_add_overflow(d->u32_min_value, s->u32_min_value, &ua32);
+	hi = __builtin_add_overflow(d->u32_max_value, s->u32_max_value, &ub32);
+	d->u32_min_value = ua32;
+	d->u32_max_value = ub32;
+	if (!lo && hi) {
 		d->u32_min_value = 0;
 		d->u32_max_value = U32_MAX;
-	} else {
-		d->u32_min_value = ua32;
-		d->u32_max_value = ub32;
 	}
 	d->var_off = tnum_add(d->var_off, s->var_off);
 }
@@ -328,6 +385,9 @@ static void scalar_sub(struct xv_reg *d, const struct xv_reg *s)
 {
 	int64_t a, b;
 	int32_t a32, b32;
+	uint64_t ua, ub;
+	uint32_t ua32, ub32;
+	bool lo, hi;
 
 	if (__builtin_sub_overflow(d->smin_value, s->smax_value, &a) ||
 	    __builtin_sub_overflow(d->smax_value, s->smin_value, &b)) {
@@ -337,12 +397,13 @@ static void scalar_sub(struct xv_reg *d, const struct xv_reg *s)
 		d->smin_value = a;
 		d->smax_value = b;
 	}
-	if (d->umin_value < s->umax_value) {
+	lo = __builtin_sub_overflow(d->umin_value, s->umax_value, &ua);
+	hi = __builtin_sub_overflow(d->umax_value, s->umin_value, &ub);
+	d->umin_value = ua;
+	d->umax_value = ub;
+	if (lo && !hi) {
 		d->umin_value = 0;
 		d->umax_value = U64_MAX;
-	} else {
-		d->umin_value -= s->umax_value;
-		d->umax_value -= s->umin_value;
 	}
 	if (__builtin_sub_overflow(d->s32_min_value, s->s32_max_value, &a32) ||
 	    __builtin_sub_overflow(d->s32_max_value, s->s32_min_value, &b32)) {
@@ -352,43 +413,80 @@ static void scalar_sub(struct xv_reg *d, const struct xv_reg *s)
 		d->s32_min_value = a32;
 		d->s32_max_value = b32;
 	}
-	if (d->u32_min_value < s->u32_max_value) {
+	lo = __builtin_sub_overflow(d->u32_min_value, s->u32_max_value, &ua32);
+	hi = __builtin_sub_overflow(d->u32_max_value, s->u32_min_value, &ub32);
+	d->u32_min_value = ua32;
+	d->u32_max_value = ub32;
+	if (lo && !hi) {
 		d->u32_min_value = 0;
 		d->u32_max_value = U32_MAX;
-	} else {
-		d->u32_min_value -= s->u32_max_value;
-		d->u32_max_value -= s->u32_min_value;
 	}
 	d->var_off = tnum_sub(d->var_off, s->var_off);
 }
 
+static int64_t min4(const int64_t *v)
+{
+	int64_t m = v[0];
+
+	for (int i = 1; i < 4; i++)
+		m = v[i] < m ? v[i] : m;
+	return m;
+}
+
+static int64_t max4(const int64_t *v)
+{
+	int64_t m = v[0];
+
+	for (int i = 1; i < 4; i++)
+		m = v[i] > m ? v[i] : m;
+	return m;
+}
+
 static void scalar_mul(struct xv_reg *d, const struct xv_reg *s)
 {
+	int64_t p[4];
+	int32_t p32[4];
+	uint64_t ua, ub;
+	uint32_t ua32, ub32;
+
 	d->var_off = tnum_mul(d->var_off, s->var_off);
-	if (d->smin_value < 0 || s->smin_value < 0 || d->umax_value > U32_MAX ||
-	    s->umax_value > U32_MAX) {
-		mark_unbounded64(d);
+	if (__builtin_mul_overflow(d->umax_value, s->umax_value, &ub) ||
+	    __builtin_mul_overflow(d->umin_value, s->umin_value, &ua)) {
+		d->umin_value = 0;
+		d->umax_value = U64_MAX;
 	} else {
-		d->umin_value *= s->umin_value;
-		d->umax_value *= s->umax_value;
-		d->smin_value = d->umin_value;
-		d->smax_value = d->umax_value > S64_MAX ? S64_MAX : (int64_t)d->umax_value;
-		if (d->umax_value > S64_MAX)
-			d->smin_value = S64_MIN;
+		d->umin_value = ua;
+		d->umax_value = ub;
 	}
-	if (d->s32_min_value < 0 || s->s32_min_value < 0 || d->u32_max_value > UINT16_MAX ||
-	    s->u32_max_value > UINT16_MAX) {
-		mark_unbounded32(d);
+	if (__builtin_mul_overflow(d->smin_value, s->smin_value, &p[0]) ||
+	    __builtin_mul_overflow(d->smin_value, s->smax_value, &p[1]) ||
+	    __builtin_mul_overflow(d->smax_value, s->smin_value, &p[2]) ||
+	    __builtin_mul_overflow(d->smax_value, s->smax_value, &p[3])) {
+		d->smin_value = S64_MIN;
+		d->smax_value = S64_MAX;
 	} else {
-		d->u32_min_value *= s->u32_min_value;
-		d->u32_max_value *= s->u32_max_value;
-		if (d->u32_max_value > S32_MAX) {
-			d->s32_min_value = S32_MIN;
-			d->s32_max_value = S32_MAX;
-		} else {
-			d->s32_min_value = d->u32_min_value;
-			d->s32_max_value = d->u32_max_value;
-		}
+		d->smin_value = min4(p);
+		d->smax_value = max4(p);
+	}
+	if (__builtin_mul_overflow(d->u32_max_value, s->u32_max_value, &ub32) ||
+	    __builtin_mul_overflow(d->u32_min_value, s->u32_min_value, &ua32)) {
+		d->u32_min_value = 0;
+		d->u32_max_value = U32_MAX;
+	} else {
+		d->u32_min_value = ua32;
+		d->u32_max_value = ub32;
+	}
+	if (__builtin_mul_overflow(d->s32_min_value, s->s32_min_value, &p32[0]) ||
+	    __builtin_mul_overflow(d->s32_min_value, s->s32_max_value, &p32[1]) ||
+	    __builtin_mul_overflow(d->s32_max_value, s->s32_min_value, &p32[2]) ||
+	    __builtin_mul_overflow(d->s32_max_value, s->s32_max_value, &p32[3])) {
+		d->s32_min_value = S32_MIN;
+		d->s32_max_value = S32_MAX;
+	} else {
+		int64_t w[4] = { p32[0], p32[1], p32[2], p32[3] };
+
+		d->s32_min_value = (int32_t)min4(w);
+		d->s32_max_value = (int32_t)max4(w);
 	}
 }
 

@@ -197,3 +197,56 @@ int tnum_strn(char *str, size_t size, struct tnum a)
 	return snprintf(str, size, "(0x%llx; 0x%llx)", (unsigned long long)a.value,
 			(unsigned long long)a.mask);
 }
+
+/*
+ * The smallest member of a that is >= x, in *ret; false when none.  Members
+ * are value | y for y a submask of mask: find the smallest such y >= x - value.
+ */
+bool tnum_min_ge(struct tnum a, uint64_t x, uint64_t *ret)
+{
+	uint64_t t;
+
+	if (x <= a.value) {
+		*ret = a.value;
+		return true;
+	}
+	t = x - a.value;
+	if (!(t & ~a.mask)) {
+		*ret = a.value + t;
+		return true;
+	}
+	/* Keep t's bits above some 0-bit i of t that mask allows, set bit i, clear the rest. */
+	for (int i = 0; i < 64; i++) {
+		uint64_t bit = 1ull << i, high = i == 63 ? 0 : (t >> (i + 1)) << (i + 1);
+
+		if (!(t & bit) && (a.mask & bit) && !(high & ~a.mask)) {
+			*ret = a.value + (high | bit);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The largest member of a that is <= x, in *ret; false when none. */
+bool tnum_max_le(struct tnum a, uint64_t x, uint64_t *ret)
+{
+	uint64_t t;
+
+	if (x < a.value)
+		return false;
+	t = x - a.value;
+	if (!(t & ~a.mask)) {
+		*ret = a.value + t;
+		return true;
+	}
+	/* Keep t's bits above some 1-bit i of t, clear bit i, fill in all mask bits below. */
+	for (int i = 0; i < 64; i++) {
+		uint64_t bit = 1ull << i, high = i == 63 ? 0 : (t >> (i + 1)) << (i + 1);
+
+		if ((t & bit) && !(high & ~a.mask)) {
+			*ret = a.value + (high | (a.mask & (bit - 1)));
+			return true;
+		}
+	}
+	return false;
+}

@@ -80,7 +80,8 @@ int main(int argc, char **argv)
 {
 	const char *objs[32];
 	char seed_objs[2][4096];
-	int nobj = 0, rounds = 10;
+	int nobj = 0, rounds = 10, nprogs = 0;
+	double worst_insns = 0, worst_time = 0;
 	char *log = malloc(STATS_LOG);
 
 	if (!log)
@@ -111,10 +112,10 @@ int main(int argc, char **argv)
 	}
 	if (rounds < 1)
 		rounds = 1;
-	printf("%-22s %-18s %8s %8s %10s %10s %10s %7s\n", "object", "program", "xbpf", "kernel",
-	       "xbpf us", "kernel us", "load us", "ratio");
-	printf("%-22s %-18s %8s %8s %10s %10s %10s %7s\n", "", "", "insns", "insns", "(median)",
-	       "(verifier)", "(wall)", "x/k");
+	printf("%-22s %-18s %8s %8s %7s %10s %10s %10s %7s\n", "object", "program", "xbpf", "kernel",
+	       "insns", "xbpf us", "kernel us", "load us", "time");
+	printf("%-22s %-18s %8s %8s %7s %10s %10s %10s %7s\n", "", "", "insns", "insns", "x/k",
+	       "(median)", "(verifier)", "(wall)", "x/k");
 	for (int o = 0; o < nobj; o++) {
 		struct xbpf_object *obj = xbpf_object__open_file(objs[o], NULL);
 		struct xbpf_prog *prog = NULL;
@@ -148,10 +149,18 @@ int main(int argc, char **argv)
 				       xbpf_prog__name(prog), info.insn_processed, "-", ours[rounds / 2], "-", "-",
 				       "-");
 			} else {
-				printf("%-22s %-18s %8u %8u %10.0f %10.0f %10.0f %7.2f%s%s\n", base,
-				       xbpf_prog__name(prog), info.insn_processed, kinsns, ours[rounds / 2],
-				       kern[rounds / 2], wall[rounds / 2], ours[rounds / 2] / kern[rounds / 2],
-				       err ? "  xbpf rejects: " : "", err ? info.err_msg : "");
+				double ri = kinsns ? (double)info.insn_processed / kinsns : 0;
+				double rt = ours[rounds / 2] / kern[rounds / 2];
+
+				printf("%-22s %-18s %8u %8u %7.3f %10.0f %10.0f %10.0f %7.2f%s%s\n", base,
+				       xbpf_prog__name(prog), info.insn_processed, kinsns, ri, ours[rounds / 2],
+				       kern[rounds / 2], wall[rounds / 2], rt, err ? "  xbpf rejects: " : "",
+				       err ? info.err_msg : "");
+				if (ri > worst_insns)
+					worst_insns = ri;
+				if (rt > worst_time)
+					worst_time = rt;
+				nprogs++;
 			}
 			free(wall);
 			free(ours);
@@ -159,8 +168,11 @@ int main(int argc, char **argv)
 		}
 		xbpf_object__close(obj);
 	}
-	printf("ratio = xbpf time / kernel verifier time (from its stats log), medians of %d rounds\n",
-	       rounds);
+	printf("time x/k = xbpf time / kernel verifier time (from its stats log), medians of %d rounds;\n"
+	       "insns x/k = processed insns, xbpf / kernel (the counter that says both walked the\n"
+	       "same program).  %d programs: worst insns ratio %.3f (goal <= 1.1), worst time ratio "
+	       "%.2f (goal <= 1.0)\n",
+	       rounds, nprogs, worst_insns, worst_time);
 	free(log);
 	return 0;
 }

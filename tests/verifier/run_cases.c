@@ -30,6 +30,8 @@
 
 static char our_log[LOG_SIZE];
 static bool verbose;
+/* --show: both verifiers' logs at level 2, for looking into one case. */
+static int show_level;
 
 static const struct xbpf_insn *case_insns(const struct vcase *c)
 {
@@ -54,7 +56,7 @@ static size_t insn_count(const struct vcase *c)
 /* 1 accepted, 0 rejected, <0 could not run. */
 static int run_ours(const struct vcase *c, struct xbpf_verify_info *info)
 {
-	struct xbpf_verify_opts opts = { .sz = sizeof(opts), .log_level = 0, .log_buf = our_log,
+	struct xbpf_verify_opts opts = { .sz = sizeof(opts), .log_level = show_level, .log_buf = our_log,
 					 .log_size = sizeof(our_log), .prog_flags = c->prog_flags };
 	struct xbpf_object *obj;
 	struct xbpf_prog *prog;
@@ -134,6 +136,14 @@ static int run_kernel(const struct vcase *c)
 			o.log_level = 1;
 			bpf_prog_load(ptype, "xlbt_v3", "GPL", insns, n, &o);
 			errno = saved;
+		}
+		if (show_level) {
+			o.log_buf = kern_log;
+			o.log_size = sizeof(kern_log);
+			o.log_level = show_level;
+			kern_log[0] = '\0';
+			close(bpf_prog_load(ptype, "xlbt_v3", "GPL", insns, n, &o));
+			printf("---- kernel log (%s) ----\n%s", c->name, kern_log);
 		}
 	}
 	ret = fd >= 0;
@@ -292,6 +302,8 @@ int main(int argc, char **argv)
 			return dump_corpus(argv[i + 1]);
 		else if (!strcmp(argv[i], "-v"))
 			verbose = true;
+		else if (!strcmp(argv[i], "--show"))
+			show_level = 2;
 		else
 			filter = argv[i];
 	}
@@ -341,6 +353,8 @@ int main(int argc, char **argv)
 			continue;
 		run++;
 		ours = run_ours(c, &info);
+		if (show_level)
+			printf("---- xlb log (%s) ----\n%s", c->name, our_log);
 		if (ours < 0) {
 			printf("FAIL %s: could not verify (%s)\n", c->name, strerror(-ours));
 			failed++;
