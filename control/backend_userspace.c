@@ -3,16 +3,17 @@
  * The userspace backend: xlbd drives xlb-dpdk (dpdk/), which runs
  * balancer.bpf.o on xlb's JIT or interpreter over DPDK ports, through the
  * shared maps in xlb-dpdk's runtime directory (userspace.h).  This file
- * opens and closes it and holds the ops table; the jobs are in
- * userspace_maps.c and userspace_stats.c.
+ * opens and closes it and holds the ops table: the maps are programmed and
+ * read by the kernel backend's code over those maps (kernel_mapio.c),
+ * xlb-dpdk's own status by userspace_stats.c.
  *
  * Opening: wait (--dpdk-wait seconds) for the maps xlb-dpdk creates when
- * it first starts, lock the run directory (one xlbd per dataplane),
- * attach every map and check it has the layout this xlbd was built for
- * (a map of another version is refused, never reinterpreted), then the
- * verifier gate: the object is verified with xlb's verifier under the
- * daemon's policy.  xlb-dpdk verifies again before any lcore runs it, so
- * nothing the verifier rejects ever runs, whatever the policy says here.
+ * it first starts, lock the run directory (one xlbd per dataplane), attach
+ * every map and check it has the layout this xlbd was built for (a map of
+ * another version is refused, never reinterpreted), then the verifier
+ * gate: the object is verified with xlb's verifier under the daemon's
+ * policy.  xlb-dpdk verifies again before any lcore runs it, so nothing
+ * the verifier rejects ever runs, whatever the policy says here.
  *
  * xlb-dpdk need not be running: the maps outlive it, xlbd programs them,
  * and a restarted xlb-dpdk re-attaches to what xlbd wrote.
@@ -28,12 +29,47 @@
 
 #include "userspace.h"
 
+/* What a map must be for this xlbd to program it (xlb_shared.h, xlb_dpdk_shared.h). */
+struct layout {
+	enum xbpf_map_type type;
+	uint32_t key_size, value_size;
+};
+
+#define L(TYPE, K, V) { XBPF_MAP_##TYPE, sizeof(K), sizeof(V) }
+static const struct layout km_layouts[KM_CNT] = {
+	[KM_VIPS] = L(HASH, struct xlb_vip_key, struct xlb_vip_meta),
+	[KM_VIP_ADDRS] = L(HASH, struct xlb_addr_key, __u32),
+	[KM_REALS] = L(ARRAY, __u32, struct xlb_real),
+	[KM_RINGS] = L(ARRAY, __u32, __u32),
+	[KM_CONNS] = L(LRU_HASH, struct xlb_flow_key, struct xlb_conn),
+	[KM_CONFIG] = L(ARRAY, __u32, struct xlb_config),
+	[KM_VIP_STATS] = L(PERCPU_ARRAY, __u32, struct xlb_lb_counter),
+	[KM_REAL_STATS] = L(PERCPU_ARRAY, __u32, struct xlb_lb_counter),
+	[KM_REASON_STATS] = L(PERCPU_ARRAY, __u32, struct xlb_counter),
+	[KM_EVENT_STATS] = L(PERCPU_ARRAY, __u32, struct xlb_counter),
+	[KM_IFACES] = L(ARRAY, __u32, struct xlb_iface),
+	[KM_VIP_FILTER] = L(ARRAY, __u32, struct xlb_vip_filter),
+	[KM_SERVER_IDS] = L(HASH, __u32, __u32),
+	[KM_ALLOW] = L(LPM_TRIE, struct xlb_allow_key, __u32),
+	[KM_AFFINITY] = L(LRU_HASH, struct xlb_affinity_key, struct xlb_affinity),
+	[KM_FRAGS] = L(LRU_HASH, struct xlb_frag_key, struct xlb_frag),
+};
+static const char *const ud_names[UD_CNT] = { XLB_DPDK_STATUS_MAP, XLB_DPDK_PORT_MAP,
+					      XLB_DPDK_LCORE_MAP };
+static const struct layout ud_layouts[UD_CNT] = {
+	[UD_STATUS] = L(ARRAY, __u32, struct xlb_dpdk_status),
+	[UD_PORTS] = L(ARRAY, __u32, struct xlb_dpdk_port_stats),
+	[UD_LCORES] = L(ARRAY, __u32, struct xlb_dpdk_lcore_stats),
+};
+#undef L
+
 static bool maps_present(const struct userspace *u)
 {
 	char path[sizeof(u->maps_dir) + XBPF_MAP_NAME_LEN + 1];
 
-	for (int m = 0; m < UM_CNT; m++) {
-		snprintf(path, sizeof(path), "%s/%s", u->maps_dir, userspace_maps[m].name);
+	for (int m = 0; m < KM_CNT + UD_CNT; m++) {
+		snprintf(path, sizeof(path), "%s/%s", u->maps_dir,
+			 m < KM_CNT ? kernel_map_names[m] : ud_names[m - KM_CNT]);
 		if (access(path, R_OK | W_OK))
 			return false;
 	}
@@ -43,55 +79,69 @@ static bool maps_present(const struct userspace *u)
 /* xlb-dpdk creates the maps on its first start; wait for them a while. */
 static int wait_for_maps(struct userspace *u, struct xlb_err *err)
 {
-	uint64_t deadline = userspace_now_ns() + (uint64_t)u->opts.dpdk_wait_s * 1000000000ull;
+	unsigned int wait_s = u->k.opts.dpdk_wait_s;
+	uint64_t deadline = kernel_now_ns() + (uint64_t)wait_s * 1000000000ull;
 	bool said = false;
 
 	while (!maps_present(u)) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
 
-		if (userspace_now_ns() >= deadline)
+		if (kernel_now_ns() >= deadline)
 			return xlb_err_set(err, -ENOENT,
 					   "no xlb-dpdk maps in %s (waited %us): start xlb-dpdk with "
 					   "--run-dir %s first",
-					   u->maps_dir, u->opts.dpdk_wait_s, u->run_dir);
+					   u->maps_dir, wait_s, u->run_dir);
 		if (!said)
-			ulog(u, LOG_NOTICE, "waiting up to %us for xlb-dpdk's maps in %s",
-			     u->opts.dpdk_wait_s, u->maps_dir);
+			ulog(u, LOG_NOTICE, "waiting up to %us for xlb-dpdk's maps in %s", wait_s,
+			     u->maps_dir);
 		said = true;
 		nanosleep(&ts, NULL);
 	}
 	return 0;
 }
 
-/* One xlbd programs a dataplane: a second one is refused, naming the first (lock.c). */
-static int take_lock(struct userspace *u, struct xlb_err *err)
+/* Attach one map and check its layout. */
+static struct xbpf_map *attach(struct userspace *u, const char *name, const struct layout *want,
+			       struct xlb_err *err)
 {
-	return xlb_lock_dir(u->run_dir, "xlb-dpdk run dir", &u->lock_fd, err);
+	char path[sizeof(u->maps_dir) + XBPF_MAP_NAME_LEN + 1];
+	const struct xbpf_map_spec *s;
+	struct xbpf_map *m;
+
+	snprintf(path, sizeof(path), "%s/%s", u->maps_dir, name);
+	if (!want->key_size) {
+		xlb_err_set(err, -EPROTO, "no layout known for map %s (xlbd's build is incomplete)", name);
+		return NULL;
+	}
+	m = xbpf_map__open_shared(path, NULL, 0);
+	if (!m) {
+		xlb_err_set(err, -errno, "cannot attach to %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	s = xbpf_map__spec(m);
+	if (s->type != want->type || s->key_size != want->key_size ||
+	    s->value_size != want->value_size) {
+		xlb_err_set(err, -EPROTO,
+			    "%s is a %s map of %u-byte keys and %u-byte values; this xlbd programs a "
+			    "%s of %u and %u (another version of xlb?)",
+			    path, xbpf_map_type_name(s->type), s->key_size, s->value_size,
+			    xbpf_map_type_name(want->type), want->key_size, want->value_size);
+		xbpf_map__free(m);
+		return NULL;
+	}
+	return m;
 }
 
 static int open_maps(struct userspace *u, struct xlb_err *err)
 {
-	char path[sizeof(u->maps_dir) + XBPF_MAP_NAME_LEN + 1];
-
-	for (int m = 0; m < UM_CNT; m++) {
-		const struct umap_want *w = &userspace_maps[m];
-		const struct xbpf_map_spec *s;
-
-		snprintf(path, sizeof(path), "%s/%s", u->maps_dir, w->name);
-		u->map[m] = xbpf_map__open_shared(path, NULL, 0);
-		if (!u->map[m])
-			return xlb_err_set(err, -errno, "cannot attach to %s: %s", path,
-					   strerror(errno));
-		s = xbpf_map__spec(u->map[m]);
-		if (s->type != w->type || s->key_size != w->key_size ||
-		    s->value_size != w->value_size)
-			return xlb_err_set(err, -EPROTO,
-					   "%s is a %s map of %u-byte keys and %u-byte values; this "
-					   "xlbd programs a %s of %u and %u (another version of xlb?)",
-					   path, xbpf_map_type_name(s->type), s->key_size,
-					   s->value_size, xbpf_map_type_name(w->type), w->key_size,
-					   w->value_size);
-	}
+	for (int m = 0; m < KM_CNT; m++)
+		if (!(u->k.um[m] = attach(u, kernel_map_names[m], &km_layouts[m], err)))
+			return err->code;
+	for (int m = 0; m < UD_CNT; m++)
+		if (!(u->dpdk[m] = attach(u, ud_names[m], &ud_layouts[m], err)))
+			return err->code;
+	/* one CPU of the per-CPU maps per xlb-dpdk worker lcore */
+	u->k.ncpus = xbpf_map__nr_cpus(u->k.um[KM_VIP_STATS]);
 	return 0;
 }
 
@@ -105,30 +155,31 @@ static bool same_file(const char *a, const char *b)
 
 static int verify_gate(struct userspace *u, struct xlb_err *err)
 {
+	struct kernel *k = &u->k;
 	struct xlb_dpdk_status st;
 	struct xlb_err verr = { 0 };
 
-	if (u->opts.verify == XLB_VERIFY_OFF) {
-		snprintf(u->verify_msg, sizeof(u->verify_msg), "skipped (--verify off)");
+	if (k->opts.verify == XLB_VERIFY_OFF) {
+		snprintf(k->verify_msg, sizeof(k->verify_msg), "skipped (--verify off)");
 		return 0;
 	}
-	u->verify_result = xlb_verify_object(u->opts.obj_path, &u->verify_json, &verr);
-	snprintf(u->verify_msg, sizeof(u->verify_msg), "%s",
-		 u->verify_result ? verr.msg : "every program accepted");
-	if (u->verify_result && u->opts.verify == XLB_VERIFY_ENFORCE)
-		return xlb_err_set(err, u->verify_result,
+	k->verify_result = xlb_verify_object(k->opts.obj_path, &k->verify_json, &verr);
+	snprintf(k->verify_msg, sizeof(k->verify_msg), "%s",
+		 k->verify_result ? verr.msg : "every program accepted");
+	if (k->verify_result && k->opts.verify == XLB_VERIFY_ENFORCE)
+		return xlb_err_set(err, k->verify_result,
 				   "xlb's verifier rejects %s: %s; not driving a dataplane that "
 				   "would run it",
-				   u->opts.obj_path, verr.msg);
-	if (u->verify_result)
+				   k->opts.obj_path, verr.msg);
+	if (k->verify_result)
 		ulog(u, LOG_WARNING, "xlb's verifier rejects %s (%s); xlb-dpdk will refuse to run it",
-		     u->opts.obj_path, verr.msg);
+		     k->opts.obj_path, verr.msg);
 	if (userspace_dpdk_status(u, &st)) {
 		st.object[sizeof(st.object) - 1] = '\0';
-		if (!same_file(st.object, u->opts.obj_path))
+		if (!same_file(st.object, k->opts.obj_path))
 			ulog(u, LOG_WARNING,
 			     "xlb-dpdk runs %s, xlbd verified %s: they should be the same object",
-			     st.object, u->opts.obj_path);
+			     st.object, k->opts.obj_path);
 	}
 	return 0;
 }
@@ -138,31 +189,40 @@ static int userspace_open(struct xlb_backend *be, const struct xlb_backend_opts 
 {
 	const char *dir = opts->run_dir ? opts->run_dir : XLB_DPDK_RUN_DIR;
 	struct userspace *u;
+	struct kernel *k;
 	int ret;
 
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return xlb_err_set(err, -ENOMEM, "out of memory");
 	be->priv = u;
-	u->opts = *opts;
-	u->lock_fd = -1;
-	u->verify_result = 1;
+	k = &u->k;
+	k->opts = *opts;
+	for (int m = 0; m < KM_CNT; m++)
+		k->fd[m] = -1;
+	k->tx_fd = k->hc_reals_fd = k->lock_fd = -1;
+	k->verify_result = 1;
 	be->max_vips = XLB_MAX_VIPS;
 	be->max_reals = XLB_MAX_REALS;
 	be->ring_size = XLB_RING_SIZE;
+	k->keys = malloc(XLB_RING_SIZE * sizeof(*k->keys));
+	if (!k->keys)
+		return xlb_err_set(err, -ENOMEM, "out of memory");
 	if (dir[0] != '/' || strlen(dir) >= sizeof(u->run_dir))
 		return xlb_err_set(err, -EINVAL, "the xlb-dpdk run directory must be an absolute "
 						 "path under %zu bytes",
 				   sizeof(u->run_dir));
 	snprintf(u->run_dir, sizeof(u->run_dir), "%s", dir);
 	snprintf(u->maps_dir, sizeof(u->maps_dir), "%s/maps", dir);
+	snprintf(k->pin_root, sizeof(k->pin_root), "%.200s", u->maps_dir);
 	ret = wait_for_maps(u, err);
-	ret = ret ?: take_lock(u, err);
+	/* one xlbd per dataplane: the run directory's lock (lock.c), the holder named */
+	ret = ret ?: xlb_lock_dir(u->run_dir, "xlb-dpdk run dir", &k->lock_fd, err);
 	ret = ret ?: open_maps(u, err);
 	ret = ret ?: verify_gate(u, err);
 	if (!ret)
-		ulog(u, LOG_INFO, "userspace backend: programming xlb-dpdk's maps in %s",
-		     u->maps_dir);
+		ulog(u, LOG_INFO, "userspace backend: programming xlb-dpdk's maps in %s (%d lcore(s))",
+		     u->maps_dir, k->ncpus);
 	return ret;
 }
 
@@ -197,13 +257,16 @@ static void userspace_close(struct xlb_backend *be, bool keep)
 
 	if (!u)
 		return;
-	if (!keep && u->map[UM_DPDK_STATUS])
+	if (!keep && u->dpdk[UD_STATUS])
 		remove_maps(u);
-	for (int m = 0; m < UM_CNT; m++)
-		xbpf_map__free(u->map[m]);
-	if (u->lock_fd >= 0)
-		close(u->lock_fd); /* releases the flock */
-	json_decref(u->verify_json);
+	for (int m = 0; m < KM_CNT; m++)
+		xbpf_map__free(u->k.um[m]);
+	for (int m = 0; m < UD_CNT; m++)
+		xbpf_map__free(u->dpdk[m]);
+	if (u->k.lock_fd >= 0)
+		close(u->k.lock_fd); /* releases the flock */
+	json_decref(u->k.verify_json);
+	free(u->k.keys);
 	free(u);
 	be->priv = NULL;
 }
@@ -212,16 +275,10 @@ const struct xlb_backend_ops xlb_backend_userspace_ops = {
 	.name = "userspace",
 	.open = userspace_open,
 	.close = userspace_close,
-	.config_put = userspace_config_put,
-	.real_put = userspace_real_put,
-	.vip_put = userspace_vip_put,
-	.vip_del = userspace_vip_del,
-	.vip_list = userspace_vip_list,
-	.ring_get = userspace_ring_get,
-	.real_get = userspace_real_get,
-	.vip_counters = userspace_vip_counters,
-	.real_counters = userspace_real_counters,
-	.stats = userspace_stats,
+	/* the dataplane's maps: the kernel backend's code, over xlb-dpdk's shared maps */
+	.config_put = kernel_config_put,
+	KERNEL_MAPS_OPS,
+	/* xlb-dpdk's own */
 	.io_stats = userspace_io_stats,
 	.status = userspace_status,
 };

@@ -10,6 +10,10 @@
  *   kernel_stats.c  counters, stats and status
  *   kernel_iface.c  interfaces: egress (redirect), MTU, MACs (xlb_ifaces)
  *   kernel_conn.c   the connection table: lookup, list, flush, active flows
+ *   kernel_mapio.c  the maps code's access to the maps: bpf(2) on fd[], or
+ *                   xlb's shared maps on um[] (the userspace backend runs
+ *                   kernel_maps.c, kernel_stats.c and kernel_conn.c over
+ *                   xlb-dpdk's maps: backend_userspace.c, userspace.h)
  *   backend_kernel.c  open/close and the ops table (calls the four)
  */
 #ifndef XLB_KERNEL_H
@@ -25,6 +29,7 @@
 #include <xdp/libxdp.h>
 
 #include "backend.h"
+#include "xbpf.h"
 #include "xlb_shared.h"
 
 #define XLB_RING_GRACE_NS (20ull * 1000 * 1000)
@@ -74,6 +79,8 @@ struct kernel {
 	char pin_root[256];
 	struct bpf_object *obj;
 	int fd[KM_CNT];
+	/* The userspace backend's maps (xlb-dpdk's shared maps) in place of fd[] (kernel_mapio.c). */
+	struct xbpf_map *um[KM_CNT];
 	int tx_fd; /* xlb_tx_ports (not pinned; see kernel_iface.c) */
 	struct kiface ifaces[2 * XLB_MAX_IFACES];
 	size_t iface_cnt;
@@ -98,6 +105,17 @@ struct kernel {
 	char hc_verify_msg[240];
 };
 
+/*
+ * The ops the maps code serves, for both backends' tables (the userspace
+ * backend runs it over xlb-dpdk's shared maps: kernel_mapio.c).
+ */
+#define KERNEL_MAPS_OPS                                                                          \
+	.real_put = kernel_real_put, .vip_put = kernel_vip_put, .vip_del = kernel_vip_del,       \
+	.vip_list = kernel_vip_list, .ring_get = kernel_ring_get, .real_get = kernel_real_get,   \
+	.vip_counters = kernel_vip_counters, .real_counters = kernel_real_counters,              \
+	.stats = kernel_stats, .conn_lookup = kernel_conn_lookup, .conn_list = kernel_conn_list, \
+	.conn_flush = kernel_conn_flush, .conn_active = kernel_conn_active
+
 #define klog(k, lvl, ...) ((k)->opts.log ? (k)->opts.log(lvl, __VA_ARGS__) : (void)0)
 
 /* kernel_pin.c */
@@ -115,7 +133,17 @@ int kernel_gate(struct kernel *k, const char *path, struct kernel_image *img,
 /* Is prog_id running on ifindex, alone or under libxdp's dispatcher? */
 bool kernel_prog_attached(int ifindex, uint32_t prog_id, bool *ret_dispatcher, bool *ret_native);
 
-/* kernel_maps.c */
+/* kernel_mapio.c: fd[m], or um[m] when set; 0 or -errno (errno set), as libbpf's calls */
+int km_lookup(struct kernel *k, enum kmap m, const void *key, void *val);
+int km_update(struct kernel *k, enum kmap m, const void *key, const void *val, __u64 flags);
+int km_delete(struct kernel *k, enum kmap m, const void *key);
+int km_next_key(struct kernel *k, enum kmap m, const void *key, void *next);
+int km_update_batch(struct kernel *k, enum kmap m, const void *keys, const void *vals,
+		    __u32 *count);
+int km_lookup_batch(struct kernel *k, enum kmap m, void *in, void *out, void *keys, void *vals,
+		    __u32 *count);
+
+/* kernel_maps.c (the userspace backend programs xlb-dpdk's maps with it too) */
 uint64_t kernel_now_ns(void);
 void kernel_to_dp_addr(const struct xlb_ip *a, union xlb_addr *ret, __u8 *ret_family);
 int kernel_map_err(struct xlb_err *err, const char *what, int e);

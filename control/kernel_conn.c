@@ -60,7 +60,7 @@ static int walk(struct kernel *k, int (*fn)(const struct xlb_flow_key *, const s
 	size_t ndel = 0, cap = 0;
 	__u64 in = 0, out;
 	bool first = true, batched = true;
-	int fd = k->fd[KM_CONNS], n = 0, ret = 0;
+	int n = 0, ret = 0;
 	void *prev = NULL;
 
 	if (!keys || !vals) {
@@ -70,13 +70,12 @@ static int walk(struct kernel *k, int (*fn)(const struct xlb_flow_key *, const s
 	/* Deletions wait until the walk is over: deleting under a batch cursor loses entries. */
 	while (batched) {
 		__u32 cnt = BATCH;
-		LIBBPF_OPTS(bpf_map_batch_opts, o);
 
-		ret = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &cnt, &o) ? -errno : 0;
+		ret = km_lookup_batch(k, KM_CONNS, first ? NULL : &in, &out, keys, vals, &cnt);
 		first = false;
 		if (ret && ret != -ENOENT && !cnt) {
 			if (n == 0 && (ret == -EINVAL || ret == -ENOTSUP || ret == -EOPNOTSUPP))
-				batched = false; /* old kernel: key by key below */
+				batched = false; /* old kernel, shared maps: key by key below */
 			else
 				goto out;
 			break;
@@ -101,18 +100,18 @@ static int walk(struct kernel *k, int (*fn)(const struct xlb_flow_key *, const s
 	}
 	ret = 0;
 	if (!batched) {
-		while (!bpf_map_get_next_key(fd, prev, &next)) {
+		while (!km_next_key(k, KM_CONNS, prev, &next)) {
 			cur = next;
 			prev = &cur;
-			if (bpf_map_lookup_elem(fd, &cur, &v))
+			if (km_lookup(k, KM_CONNS, &cur, &v))
 				continue;
 			n++;
-			if (fn(&cur, &v, priv) == 1 && !bpf_map_delete_elem(fd, &cur))
+			if (fn(&cur, &v, priv) == 1 && !km_delete(k, KM_CONNS, &cur))
 				prev = NULL; /* restart: the walk order changed */
 		}
 	}
 	for (size_t i = 0; i < ndel; i++)
-		bpf_map_delete_elem(fd, &del[i]);
+		km_delete(k, KM_CONNS, &del[i]);
 out:
 	free(keys);
 	free(vals);
@@ -132,7 +131,7 @@ int kernel_conn_lookup(struct xlb_backend *be, const struct xlb_dp_conn *key, st
 	fk.sport = htons(key->cport);
 	fk.dport = htons(key->vport);
 	fk.proto = key->proto;
-	if (bpf_map_lookup_elem(k->fd[KM_CONNS], &fk, &v))
+	if (km_lookup(k, KM_CONNS, &fk, &v))
 		return errno == ENOENT ? 0 : -errno;
 	from_entry(&fk, &v, ret);
 	return 1;

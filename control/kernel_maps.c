@@ -71,7 +71,7 @@ int kernel_config_put(struct xlb_backend *be, const struct xlb_settings *set,
 	cfg.max_new_flows_per_sec = set->max_new_flows_per_sec;
 	if (set->frag_policy)
 		cfg.flags |= XLB_CFG_F_FRAG_DROP;
-	if (bpf_map_update_elem(k->fd[KM_CONFIG], &zero, &cfg, BPF_ANY))
+	if (km_update(k, KM_CONFIG, &zero, &cfg, BPF_ANY))
 		return kernel_map_err(err, "update xlb_config", errno);
 	return 0;
 }
@@ -103,7 +103,7 @@ static int vip_filter_put(struct kernel *k, const struct xlb_ip *extra, struct x
 		bit = xlb_vip_filter_bit(&a);
 		f.bits[bit / 64] |= 1ull << (bit % 64);
 	}
-	if (bpf_map_update_elem(k->fd[KM_VIP_FILTER], &zero, &f, BPF_ANY))
+	if (km_update(k, KM_VIP_FILTER, &zero, &f, BPF_ANY))
 		return kernel_map_err(err, "update xlb_vip_filter", errno);
 	return 0;
 }
@@ -123,8 +123,8 @@ int kernel_real_put(struct xlb_backend *be, uint32_t id, const struct xlb_real_c
 	if (id == 0 || id >= XLB_MAX_REALS)
 		return xlb_err_set(err, -ERANGE, "real id %u out of range", id);
 	old = k->server_id[id];
-	if (old && old != sid && !bpf_map_lookup_elem(k->fd[KM_SERVER_IDS], &old, &cur) &&
-	    cur == id && bpf_map_delete_elem(k->fd[KM_SERVER_IDS], &old) && errno != ENOENT)
+	if (old && old != sid && !km_lookup(k, KM_SERVER_IDS, &old, &cur) &&
+	    cur == id && km_delete(k, KM_SERVER_IDS, &old) && errno != ENOENT)
 		return kernel_map_err(err, "delete from xlb_server_ids", errno);
 	k->server_id[id] = 0;
 	if (real) {
@@ -132,10 +132,10 @@ int kernel_real_put(struct xlb_backend *be, uint32_t id, const struct xlb_real_c
 		if (real->state == XLB_REAL_DRAINING)
 			r.flags |= XLB_REAL_F_DRAIN;
 	}
-	if (bpf_map_update_elem(k->fd[KM_REALS], &id, &r, BPF_ANY))
+	if (km_update(k, KM_REALS, &id, &r, BPF_ANY))
 		return kernel_map_err(err, "update xlb_reals", errno);
 	if (sid) {
-		if (bpf_map_update_elem(k->fd[KM_SERVER_IDS], &sid, &id, BPF_ANY))
+		if (km_update(k, KM_SERVER_IDS, &sid, &id, BPF_ANY))
 			return kernel_map_err(err, "update xlb_server_ids", errno);
 		k->server_id[id] = sid;
 	}
@@ -152,7 +152,7 @@ static int allow_put(struct kernel *k, const struct xlb_vip_cfg *vip, struct xlb
 	__u32 one = 1;
 	__u8 fam;
 
-	while (!bpf_map_get_next_key(k->fd[KM_ALLOW], prev, &next)) {
+	while (!km_next_key(k, KM_ALLOW, prev, &next)) {
 		bool keep = false;
 
 		key = next;
@@ -166,7 +166,7 @@ static int allow_put(struct kernel *k, const struct xlb_vip_cfg *vip, struct xlb
 			keep = key.prefixlen == 32u + vip->allow[i].plen && !memcmp(&a, &key.addr, sizeof(a));
 		}
 		if (!keep) {
-			if (bpf_map_delete_elem(k->fd[KM_ALLOW], &key) && errno != ENOENT)
+			if (km_delete(k, KM_ALLOW, &key) && errno != ENOENT)
 				return kernel_map_err(err, "delete from xlb_allow", errno);
 			prev = NULL; /* the walk restarts: the trie changed under it */
 		}
@@ -176,7 +176,7 @@ static int allow_put(struct kernel *k, const struct xlb_vip_cfg *vip, struct xlb
 		key.prefixlen = 32u + vip->allow[i].plen;
 		key.vip_num = htonl(vip->id);
 		kernel_to_dp_addr(&vip->allow[i].addr, &key.addr, &fam);
-		if (bpf_map_update_elem(k->fd[KM_ALLOW], &key, &one, BPF_ANY))
+		if (km_update(k, KM_ALLOW, &key, &one, BPF_ANY))
 			return kernel_map_err(err, "update xlb_allow", errno);
 	}
 	return 0;
@@ -197,7 +197,6 @@ static int write_half(struct kernel *k, uint32_t vip_id, unsigned int half, cons
 	uint32_t base = (vip_id * XLB_RING_HALVES + half) * XLB_RING_SIZE;
 	uint64_t since = kernel_now_ns() - k->retired_ns[vip_id];
 	__u32 count = XLB_RING_SIZE;
-	LIBBPF_OPTS(bpf_map_batch_opts, bopts);
 
 	if (k->retired_ns[vip_id] && since < XLB_RING_GRACE_NS) {
 		uint64_t wait = XLB_RING_GRACE_NS - since;
@@ -207,12 +206,12 @@ static int write_half(struct kernel *k, uint32_t vip_id, unsigned int half, cons
 	}
 	for (uint32_t i = 0; i < XLB_RING_SIZE; i++)
 		k->keys[i] = base + i;
-	if (!bpf_map_update_batch(k->fd[KM_RINGS], k->keys, ring, &count, &bopts))
+	if (!km_update_batch(k, KM_RINGS, k->keys, ring, &count))
 		return 0;
 	if (errno != EINVAL && errno != 524 /* ENOTSUPP */ && errno != EOPNOTSUPP)
 		return kernel_map_err(err, "batch update xlb_rings", errno);
 	for (uint32_t i = 0; i < XLB_RING_SIZE; i++)
-		if (bpf_map_update_elem(k->fd[KM_RINGS], &k->keys[i], &ring[i], BPF_ANY))
+		if (km_update(k, KM_RINGS, &k->keys[i], &ring[i], BPF_ANY))
 			return kernel_map_err(err, "update xlb_rings", errno);
 	return 0;
 }
@@ -230,7 +229,7 @@ int kernel_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip,
 	if (vip->id >= XLB_MAX_VIPS)
 		return xlb_err_set(err, -ERANGE, "VIP id %u out of range", vip->id);
 	vip_key_of(&vip->addr, vip->port, vip->proto, &key);
-	exists = !bpf_map_lookup_elem(k->fd[KM_VIPS], &key, &old);
+	exists = !km_lookup(k, KM_VIPS, &key, &old);
 	/* The list first: a VIP that becomes allow-listed never passes an unlisted source. */
 	ret = allow_put(k, vip, err);
 	if (ret)
@@ -248,14 +247,14 @@ int kernel_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip,
 			return ret;
 		meta.ring_half = (__u8)half;
 	}
-	if (bpf_map_update_elem(k->fd[KM_VIPS], &key, &meta, BPF_ANY))
+	if (km_update(k, KM_VIPS, &key, &meta, BPF_ANY))
 		return kernel_map_err(err, "update xlb_vips", errno);
 	if (ring && exists)
 		k->retired_ns[vip->id] = kernel_now_ns();
 	k->ring_half[vip->id] = meta.ring_half;
 	k->vip_present[vip->id] = true;
 	kernel_to_dp_addr(&vip->addr, &akey.addr, &akey.family);
-	if (bpf_map_update_elem(k->fd[KM_VIP_ADDRS], &akey, &meta.vip_num, BPF_ANY))
+	if (km_update(k, KM_VIP_ADDRS, &akey, &meta.vip_num, BPF_ANY))
 		return kernel_map_err(err, "update xlb_vip_addrs", errno);
 	return vip_filter_put(k, &vip->addr, err);
 }
@@ -268,10 +267,10 @@ int kernel_vip_list(struct xlb_backend *be, struct xlb_dp_vip *ret, size_t max)
 	size_t n = 0;
 	void *prev = NULL;
 
-	while (!bpf_map_get_next_key(k->fd[KM_VIPS], prev, &next)) {
+	while (!km_next_key(k, KM_VIPS, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(k->fd[KM_VIPS], &key, &meta))
+		if (km_lookup(k, KM_VIPS, &key, &meta))
 			continue;
 		if (n < max) {
 			kernel_from_dp_addr(&key.addr, key.family, &ret[n].addr);
@@ -295,7 +294,7 @@ int kernel_ring_get(struct xlb_backend *be, uint32_t vip_id, unsigned int half, 
 	for (uint32_t i = 0; i < be->ring_size; i++) {
 		uint32_t key = base + i;
 
-		if (bpf_map_lookup_elem(k->fd[KM_RINGS], &key, &ret_ring[i]))
+		if (km_lookup(k, KM_RINGS, &key, &ret_ring[i]))
 			return -errno;
 	}
 	return 0;
@@ -306,7 +305,7 @@ int kernel_real_get(struct xlb_backend *be, uint32_t id, struct xlb_ip *ret_addr
 	struct kernel *k = be->priv;
 	struct xlb_real r;
 
-	if (bpf_map_lookup_elem(k->fd[KM_REALS], &id, &r))
+	if (km_lookup(k, KM_REALS, &id, &r))
 		return -errno;
 	if (r.family != XLB_FAMILY_V4 && r.family != XLB_FAMILY_V6)
 		return -ENOENT;
@@ -325,7 +324,7 @@ int kernel_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t p
 	int n;
 
 	vip_key_of(addr, port, proto, &key);
-	if (bpf_map_delete_elem(k->fd[KM_VIPS], &key) && errno != ENOENT)
+	if (km_delete(k, KM_VIPS, &key) && errno != ENOENT)
 		return kernel_map_err(err, "delete from xlb_vips", errno);
 	if (id < XLB_MAX_VIPS) {
 		/* Its allow-list goes with it (a VIP taking the id starts clean). */
@@ -348,7 +347,7 @@ int kernel_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t p
 			addr_used = true;
 	if (!addr_used) {
 		kernel_to_dp_addr(addr, &akey.addr, &akey.family);
-		if (bpf_map_delete_elem(k->fd[KM_VIP_ADDRS], &akey) && errno != ENOENT)
+		if (km_delete(k, KM_VIP_ADDRS, &akey) && errno != ENOENT)
 			return kernel_map_err(err, "delete from xlb_vip_addrs", errno);
 	}
 	return addr_used ? 0 : vip_filter_put(k, NULL, err);

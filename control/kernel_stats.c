@@ -15,14 +15,14 @@
  * struct xlb_counter (packets, bytes) or, for VIPs and reals, struct
  * xlb_lb_counter, which adds new_flows: both are __u64 fields in that order.
  */
-static int percpu_sum(struct kernel *k, int fd, uint32_t idx, size_t value_size,
+static int percpu_sum(struct kernel *k, enum kmap m, uint32_t idx, size_t value_size,
 		      struct xlb_counters *ret)
 {
 	size_t fields = value_size / sizeof(__u64);
 	__u64 vals[k->ncpus * fields];
 
 	memset(ret, 0, sizeof(*ret));
-	if (bpf_map_lookup_elem(fd, &idx, vals))
+	if (km_lookup(k, m, &idx, vals))
 		return -errno;
 	for (int c = 0; c < k->ncpus; c++) {
 		const __u64 *v = &vals[(size_t)c * fields];
@@ -43,21 +43,21 @@ int kernel_vip_counters(struct xlb_backend *be, uint32_t id, struct xlb_counters
 {
 	struct kernel *k = be->priv;
 
-	return percpu_sum(k, k->fd[KM_VIP_STATS], id, sizeof(struct xlb_lb_counter), ret);
+	return percpu_sum(k, KM_VIP_STATS, id, sizeof(struct xlb_lb_counter), ret);
 }
 
 int kernel_real_counters(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret)
 {
 	struct kernel *k = be->priv;
 
-	return percpu_sum(k, k->fd[KM_REAL_STATS], id, sizeof(struct xlb_lb_counter), ret);
+	return percpu_sum(k, KM_REAL_STATS, id, sizeof(struct xlb_lb_counter), ret);
 }
 
 static int stat_counter(struct xlb_backend *be, bool event, uint32_t idx, struct xlb_counters *ret)
 {
 	struct kernel *k = be->priv;
 
-	return percpu_sum(k, k->fd[event ? KM_EVENT_STATS : KM_REASON_STATS], idx,
+	return percpu_sum(k, event ? KM_EVENT_STATS : KM_REASON_STATS, idx,
 			  sizeof(struct xlb_counter), ret);
 }
 

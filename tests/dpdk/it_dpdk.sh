@@ -255,4 +255,22 @@ hold_check "kill -9 xlbd" || fail "xlbd's restart disturbed established connecti
 lbctl status | grep -q "^xlb-dpdk: *running" || fail "status after xlbd's restart"
 out=$(client spread $VIP6 60)
 echo "$out" | grep -q '"fails": 0' || fail "traffic after the restarts: $out"
+
+# The verbs that read and change the connection table and the allow-list
+# work on this backend as on the kernel's (one maps code, kernel_mapio.c).
+step "connection table and allow-list through the userspace backend"
+n=$(lbctl -j conn list $VIP:80 | json 'd["count"]')
+[ "$n" -gt 0 ] || fail "conn list: no entry in the connection table"
+lbctl -j conn list $VIP:80 on "${REALS[1]}" | json 'all(c["real"] == "'"${REALS[1]}"'" for c in d["conns"])' |
+	grep -q True || fail "conn list on a real lists other reals' flows"
+lbctl vip set $VIP:80 allow 192.0.2.0/24 || fail "allow-list"
+out=$(client spread $VIP 5)
+echo "outside the allow-list: $out"
+echo "$out" | grep -q '"fails": 5' || fail "a source outside the allow-list got through: $out"
+lbctl -j stats | json 'd["reasons"]["drop_not_allowed"]' | awk '{exit !($1 >= 5)}' ||
+	fail "drop_not_allowed not counted"
+lbctl vip set $VIP:80 allow 10.10.1.0/24 || fail "allow-list with the client"
+out=$(client spread $VIP 30)
+echo "$out" | grep -q '"fails": 0' || fail "an allowed source is refused: $out"
+lbctl vip set $VIP:80 allow none || fail "allow none"
 echo PASS
