@@ -53,6 +53,8 @@ static int open_backend(struct daemon *d)
 	bopts = (struct xlb_backend_opts){
 		.obj_path = c->object,
 		.pin_root = c->pin_root,
+		.run_dir = c->dpdk_run_dir,
+		.dpdk_wait_s = c->dpdk_wait_s,
 		.verify = (enum xlb_verify_policy)c->verify,
 		.xdp_mode = (enum xlb_xdp_mode)c->xdp_mode,
 		.skb_mode = c->skb_mode,
@@ -173,6 +175,8 @@ int main(int argc, char **argv)
 		.pin_root = "/sys/fs/bpf/xlb",
 		.object = XLB_DATADIR "/balancer.bpf.o",
 		.backend = "kernel",
+		.dpdk_run_dir = "/run/xlb-dpdk",
+		.dpdk_wait_s = 10,
 		.metrics_addr = "127.0.0.1",
 		.metrics_port = 9100,
 		.api_max_request = XLB_API_MAX_REQUEST,
@@ -212,6 +216,13 @@ int main(int argc, char **argv)
 		xlbd_config_merge_stored(c, &stored);
 	d->settings = c->set;
 
+	/* Nothing to attach (the packaged config, until edited): a config error, not a crash loop. */
+	if (!strcmp(c->backend, "kernel") && !d->settings.iface_cnt && !c->cleanup) {
+		xlbd_log(LOG_ERR, "no interface configured: nothing to attach (name interfaces in %s "
+			 "or give -i)", c->config ? c->config : "the config file");
+		ret = XLBD_EXIT_CONFIG;
+		goto out;
+	}
 	if (open_backend(d))
 		goto out;
 	if (c->cleanup) {

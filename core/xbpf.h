@@ -100,7 +100,7 @@ struct xbpf_map *xbpf_map__free(struct xbpf_map *map);
 /*
  * Shared maps, the userspace counterpart of bpffs pins: the map's storage
  * is the file `path` (normally on tmpfs under a runtime directory, e.g.
- * /run/xlb/dpdk/maps/NAME), mapped by every process that opens it, so one
+ * /run/xlb-dpdk/maps/NAME), mapped by every process that opens it, so one
  * process runs programs on the map while another programs it, and either
  * may restart (even after kill -9) and find the same contents.  With spec:
  * re-attach when the file holds a map of exactly this spec (and nr_cpus,
@@ -275,6 +275,7 @@ struct xbpf_helper_proto {
 	enum xbpf_arg_type args[5];
 	bool changes_pkt_data; /* invalidates packet pointers in every frame */
 	uint32_t prog_types;   /* XBPF_PROG_BIT() mask of program types allowed */
+	bool pkt_access;       /* may take packet pointers as memory arguments */
 };
 
 /* Prototype of helper `id`, or NULL when the runtime does not provide it. */

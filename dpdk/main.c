@@ -7,15 +7,17 @@
  *   xlb-dpdk [EAL options] -- --obj balancer.bpf.o [--prog NAME]
  *            [--engine jit|interp] [--run-dir DIR] [--exception-port N]
  *            [--exception-out N] [--ifindex PORT=IFINDEX]... [--burst N]
- *            [--mbufs N] [--rx-desc N] [--tx-desc N] [--duration SECONDS]
- *            [--quiet]
+ *            [--mbufs N] [--rx-desc N] [--tx-desc N] [--idle-us N]
+ *            [--duration SECONDS] [--quiet]
  *
  * Ports are numbered in the EAL's order (PCI devices, then --vdev in
  * order).  The process stops on SIGINT/SIGTERM (or after --duration) and
  * leaves its maps in <run dir>/maps for the next start.
  */
 #include <errno.h>
+#include <ftw.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,9 +29,32 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 
+#ifdef XLB_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
 #include "xlb_dpdk.h"
 
 struct xlb_dp *xlb_dp;
+
+void xlb_notify(const char *state)
+{
+#ifdef XLB_HAVE_SYSTEMD
+	sd_notify(0, state);
+#endif
+}
+
+/* Under systemd: watchdog on?  (WATCHDOG_USEC, for this pid.) */
+static bool watchdog_enabled(void)
+{
+#ifdef XLB_HAVE_SYSTEMD
+	uint64_t usec;
+
+	return sd_watchdog_enabled(0, &usec) > 0;
+#else
+	return false;
+#endif
+}
 
 static void on_signal(int sig)
 {
@@ -42,7 +67,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: xlb-dpdk [EAL options] -- --obj OBJ [--prog NAME] [--engine jit|interp]\n"
 		   "       [--run-dir DIR] [--exception-port N] [--exception-out N]\n"
 		   "       [--ifindex PORT=IFINDEX]... [--burst N] [--mbufs N] [--rx-desc N]\n"
-		   "       [--tx-desc N] [--duration SECONDS] [--quiet]\n");
+		   "       [--tx-desc N] [--idle-us N] [--duration SECONDS] [--quiet]\n");
 }
 
 static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *ret)
@@ -72,6 +97,7 @@ static int parse_args(int argc, char **argv, struct xlb_dpdk_opts *o, double *du
 		{ "mbufs", required_argument, NULL, 'm' },
 		{ "rx-desc", required_argument, NULL, 'R' },
 		{ "tx-desc", required_argument, NULL, 'T' },
+		{ "idle-us", required_argument, NULL, 'I' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -132,6 +158,11 @@ static int parse_args(int argc, char **argv, struct xlb_dpdk_opts *o, double *du
 			if (parse_uint(optarg, 16, 16384, &v))
 				goto bad;
 			*(c == 'R' ? &o->rx_desc : &o->tx_desc) = (unsigned int)v;
+			break;
+		case 'I':
+			if (parse_uint(optarg, 0, 1000000, &v))
+				goto bad;
+			o->idle_us = (unsigned int)v;
 			break;
 		case 'd':
 			*duration = strtod(optarg, NULL);
@@ -222,12 +253,33 @@ static void print_summary(struct xlb_dp *dp)
 	}
 }
 
+static int unlink_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	return remove(path) && errno != ENOENT ? -1 : 0;
+}
+
+/*
+ * The EAL leaves its runtime files (/var/run/dpdk/<file-prefix>/: config,
+ * memory segment lists) behind; a primary process that stops cleanly
+ * takes them away.  (After kill -9 they stay until the next start with
+ * the same prefix reuses them.)
+ */
+static void remove_runtime_dir(void)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+	rte_eal_cleanup();
+	if (dir[0] && rte_eal_process_type() == RTE_PROC_PRIMARY)
+		nftw(dir, unlink_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(int argc, char **argv)
 {
 	static struct xlb_dp dp = {
 		.opts = {
 			.engine = XBPF_ENGINE_JIT,
-			.run_dir = "/run/xlb/dpdk",
+			.run_dir = XLB_DPDK_RUN_DIR,
 			.exception_port = -1,
 			.exception_out = -1,
 			.burst = 32,
@@ -274,6 +326,15 @@ int main(int argc, char **argv)
 	if (!dp.opts.quiet)
 		printf("xlb-dpdk: running (%u ports, %u workers)\n", dp.nr_ports, dp.nr_workers);
 	fflush(stdout);
+	dp.watchdog = watchdog_enabled();
+	{
+		char st[160];
+
+		snprintf(st, sizeof(st), "READY=1\nSTATUS=%u ports, %u worker lcore(s), %s, maps in %s/maps",
+			 dp.nr_ports, dp.nr_workers, xbpf_engine_name(xbpf_vm__engine(dp.vm)),
+			 dp.opts.run_dir);
+		xlb_notify(st);
+	}
 
 	if (dp.workers[0].lcore_id == rte_get_main_lcore()) {
 		/* single lcore: the worker loop does the main thread's duties; SIGALRM ends it */
@@ -299,6 +360,7 @@ int main(int argc, char **argv)
 		}
 		rte_eal_mp_wait_lcore();
 	}
+	xlb_notify("STOPPING=1");
 	xlb_publish(&dp);
 	if (!dp.opts.quiet)
 		print_summary(&dp);
@@ -307,7 +369,8 @@ out:
 	xlb_prog_unload(&dp);
 	for (i = 0; i < dp.nr_workers; i++)
 		xbpf_run_ctx__free(dp.workers[i].ctx);
-	rte_eal_cleanup();
+	remove_runtime_dir();
 	free(eargv);
-	return err ? 1 : 0;
+	/* 78 (EX_CONFIG): no port to run on; the unit does not restart in a loop */
+	return err == -ENODEV ? 78 : err ? 1 : 0;
 }

@@ -19,6 +19,7 @@
  * every port, so no TX queue is shared between lcores.
  */
 #include <linux/bpf.h>
+#include <time.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -139,8 +140,8 @@ int xlb_worker_main(void *arg)
 	struct xlb_dp *dp = xlb_dp;
 	struct rte_mbuf *pkts[XLB_DPDK_MAX_BURST];
 	bool main_duties = rte_lcore_id() == rte_get_main_lcore();
-	uint64_t last = rte_rdtsc(), publish = 0, hz = rte_get_tsc_hz();
-	unsigned int burst = dp->opts.burst;
+	uint64_t last = rte_rdtsc(), publish = 0, cpu_at = 0, hz = rte_get_tsc_hz();
+	unsigned int burst = dp->opts.burst, idle_rounds = 0;
 	void *r1;
 
 	xbpf_set_cpu((int)wk->index);
@@ -165,11 +166,27 @@ int xlb_worker_main(void *arg)
 			run_burst(dp, wk, rq, pkts, n, r1);
 			flush_all(dp, wk);
 		}
+		/*
+		 * --idle-us: after a run of empty polls, sleep instead of spinning
+		 * (hosts that share their CPUs; costs that much latency when idle).
+		 */
+		if (busy)
+			idle_rounds = 0;
+		else if (dp->opts.idle_us && ++idle_rounds > 64)
+			rte_delay_us_sleep(dp->opts.idle_us);
 		now = rte_rdtsc();
 		if (busy)
 			wk->stats->busy_cycles += now - last;
 		wk->stats->total_cycles += now - last;
 		last = now;
+		/* the CPU time this thread got: on a shared host, less than the TSC's */
+		if (now - cpu_at > hz / 100) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+			wk->stats->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+			cpu_at = now;
+		}
 		if (main_duties) {
 			/* a single-lcore process also does the main thread's work */
 			xlb_exception_poll(dp);

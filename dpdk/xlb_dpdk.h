@@ -27,6 +27,7 @@ struct xlb_dpdk_opts {
 	unsigned int burst;
 	unsigned int mbufs;
 	unsigned int rx_desc, tx_desc;
+	unsigned int idle_us; /* sleep this long when the queues stay empty; 0: busy-poll */
 	bool quiet;
 };
 
@@ -58,6 +59,7 @@ struct xlb_worker {
 	struct xbpf_run_ctx *ctx;
 	struct xlb_dpdk_lcore_stats *stats; /* this lcore's entry in the shared map */
 	struct xlb_tx_buf tx[XLB_DPDK_MAX_PORTS];
+	uint64_t load_busy0, load_total0; /* the cycle counters when load was last computed */
 };
 
 struct xlb_dp {
@@ -75,6 +77,7 @@ struct xlb_dp {
 	struct xbpf_vm *vm;
 	struct xbpf_map *status_map, *port_map, *lcore_map;
 	volatile bool stop;
+	bool watchdog; /* systemd's watchdog is on: xlb_publish() feeds it */
 };
 
 /* ports.c */
@@ -82,7 +85,7 @@ int xlb_ports_setup(struct xlb_dp *dp);
 void xlb_ports_close(struct xlb_dp *dp);
 /* Port index of a devmap/redirect ifindex, -1 if none. */
 int xlb_port_by_ifindex(const struct xlb_dp *dp, uint32_t ifindex);
-/* Port counters and the status heartbeat into the shared maps. */
+/* Port counters, each lcore's load and the status heartbeat into the shared maps. */
 void xlb_publish(struct xlb_dp *dp);
 
 /* prog.c */
@@ -93,6 +96,9 @@ void xlb_prog_unload(struct xlb_dp *dp);
 int xlb_worker_main(void *arg);
 /* Main lcore: host traffic from the exception port back to the wire. */
 void xlb_exception_poll(struct xlb_dp *dp);
+
+/* main.c: a state to systemd (sd_notify), when it started us with Type=notify. */
+void xlb_notify(const char *state);
 
 extern struct xlb_dp *xlb_dp;
 
