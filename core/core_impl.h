@@ -106,10 +106,12 @@ int __xbpf_ringbuf_output(struct xbpf_map *map, const void *data, uint64_t size,
 /* Fill a freshly created single-entry array (global data) with contents. */
 int __xbpf_map_init_value(struct xbpf_map *map, const void *data, size_t size);
 
+static inline uint32_t __xbpf_thread_cpu(void);
+
 /* Current CPU, clamped to the map's CPU count. */
 static inline uint32_t __xbpf_map_cpu(const struct xbpf_map *map)
 {
-	int cpu = xbpf_get_cpu();
+	int cpu = (int)__xbpf_thread_cpu();
 
 	if (cpu < 0)
 		cpu = 0;
@@ -226,7 +228,25 @@ struct xbpf_thread_state {
 		uint32_t dst[4], src[4]; /* host order words, as the program gave them */
 	} tunnel;
 };
-struct xbpf_thread_state *__xbpf_thread(void);
+/*
+ * One per thread, in static TLS (initial-exec): its address is the same
+ * offset from the thread pointer in every thread, so JITed code can read
+ * the CPU id without a call (__xbpf_cpu_tls_offset()).
+ */
+extern __thread struct xbpf_thread_state __xbpf_thread_state __attribute__((tls_model("initial-exec")));
+
+static inline struct xbpf_thread_state *__xbpf_thread(void)
+{
+	return &__xbpf_thread_state;
+}
+
+static inline uint32_t __xbpf_thread_cpu(void)
+{
+	return (uint32_t)__xbpf_thread_state.cpu;
+}
+
+/* The cheapest bpf_map_lookup_elem() of a hash family map: (map, key) -> value or NULL. */
+xbpf_helper_fn __xbpf_htab_lookup_fn(const struct xbpf_map *map);
 
 /* Low-arena frames: addresses below 4 GiB. */
 void *__xbpf_frame_alloc(void);

@@ -27,27 +27,27 @@
 
 /* ---- thread state --------------------------------------------------------- */
 
-static __thread struct xbpf_thread_state thread_state;
-
-struct xbpf_thread_state *__xbpf_thread(void)
-{
-	return &thread_state;
-}
+__thread struct xbpf_thread_state __xbpf_thread_state __attribute__((tls_model("initial-exec")));
 
 void xbpf_set_cpu(int cpu)
 {
-	thread_state.cpu = cpu < 0 ? 0 : cpu;
+	__xbpf_thread_state.cpu = cpu < 0 ? 0 : cpu;
 }
 
 int xbpf_get_cpu(void)
 {
-	return thread_state.cpu;
+	return __xbpf_thread_state.cpu;
+}
+
+intptr_t __xbpf_cpu_tls_offset(void)
+{
+	return (intptr_t)&__xbpf_thread_state.cpu - (intptr_t)__builtin_thread_pointer();
 }
 
 void xbpf_last_redirect(struct xbpf_redirect *ret_redirect)
 {
 	if (ret_redirect)
-		*ret_redirect = thread_state.redirect;
+		*ret_redirect = __xbpf_thread_state.redirect;
 }
 
 /* ---- low arena -------------------------------------------------------------- */

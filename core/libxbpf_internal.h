@@ -51,4 +51,39 @@ bool __xbpf_opts_valid(const void *opts, size_t opts_sz, size_t user_sz, const c
 #define OPTS_HAS(opts, field) ((opts) && (opts)->sz >= offsetofend(typeof(*(opts)), field))
 #define OPTS_GET(opts, field, fallback) (OPTS_HAS(opts, field) ? (opts)->field : (fallback))
 
+/* ---- map lookups at call sites whose map is known ------------------------- */
+
+enum xbpf_lookup_kind {
+	XBPF_LOOKUP_CALL,	   /* call plan.fn */
+	XBPF_LOOKUP_ARRAY,	   /* base + key * elem_size */
+	XBPF_LOOKUP_PERCPU_ARRAY, /* base + key * elem_size + cpu * cpu_size */
+};
+
+/*
+ * How an engine that knows the map of a bpf_map_lookup_elem() call (R1 set
+ * from its ld_imm64) can do the lookup cheapest, with the helper's result.
+ * Arrays: the element of key (a u32 at R2) is at base + key * elem_size, or
+ * NULL when key >= max_entries; per-CPU arrays add cpu * cpu_size, where
+ * cpu is the thread's CPU id (xbpf_get_cpu(), an int at cpu_tls_off bytes
+ * from the thread pointer) when below nr_cpus, and otherwise fn decides.
+ * fn is right for every kind: (map, key) -> value pointer or NULL, without
+ * the generic helper's dispatch.  Valid while the map exists.
+ */
+struct xbpf_lookup_plan {
+	enum xbpf_lookup_kind kind;
+	const struct xbpf_map *map;
+	uint8_t *base;
+	uint32_t max_entries;
+	uint32_t elem_size;
+	uint32_t cpu_size;
+	uint32_t nr_cpus;
+	int32_t cpu_tls_off; /* __xbpf_cpu_tls_offset() */
+	xbpf_helper_fn fn;
+};
+
+void __xbpf_map_lookup_plan(const struct xbpf_map *map, struct xbpf_lookup_plan *ret_plan);
+
+/* Offset of the thread's CPU id (an int) from the thread pointer: the same in every thread. */
+intptr_t __xbpf_cpu_tls_offset(void);
+
 #endif /* XBPF_LIBXBPF_INTERNAL_H */

@@ -324,8 +324,13 @@ static void free_push(struct htab *h, struct htab_elem *e)
 	xbpf_spin_unlock(&s->free_lock);
 }
 
-/* Lock-free lookup; restarts when the walk ends in another bucket. */
-static struct htab_elem *htab_find(struct xbpf_map *map, const void *key, uint32_t hash)
+/*
+ * Lock-free lookup; restarts when the walk ends in another bucket.  Inline
+ * with the key length as an argument, so that callers with a constant
+ * length (the sized lookups below) get straight-line key compares.
+ */
+static inline __attribute__((always_inline)) struct htab_elem *
+htab_find_len(struct xbpf_map *map, const void *key, uint32_t hash, uint32_t len)
 {
 	struct htab *h = map->priv;
 	uint32_t b = hash & (h->n_buckets - 1);
@@ -337,7 +342,7 @@ static struct htab_elem *htab_find(struct xbpf_map *map, const void *key, uint32
 		while (!IS_NULLS(p)) {
 			struct htab_elem *e = elem_at(h, p);
 
-			if (e->hash == hash && key_eq(e->key, key, map->spec.key_size))
+			if (e->hash == hash && key_eq(e->key, key, len))
 				return e;
 			p = atomic_load_explicit(&e->next, memory_order_acquire);
 		}
@@ -347,16 +352,67 @@ static struct htab_elem *htab_find(struct xbpf_map *map, const void *key, uint32
 	return NULL;
 }
 
-static void *htab_lookup_raw(struct xbpf_map *map, const void *key)
+static struct htab_elem *htab_find(struct xbpf_map *map, const void *key, uint32_t hash)
+{
+	return htab_find_len(map, key, hash, map->spec.key_size);
+}
+
+static inline __attribute__((always_inline)) void *htab_lookup_len(struct xbpf_map *map, const void *key,
+								   uint32_t len)
 {
 	struct htab *h = map->priv;
-	struct htab_elem *e = htab_find(map, key, htab_hash(h, key, map->spec.key_size));
+	struct htab_elem *e = htab_find_len(map, key, htab_hash(h, key, len), len);
 
 	if (!e)
 		return NULL;
 	if (h->lru && !atomic_load_explicit(&e->ref, memory_order_relaxed))
 		atomic_store_explicit(&e->ref, 1, memory_order_relaxed);
 	return elem_value(h, e);
+}
+
+static void *htab_lookup_raw(struct xbpf_map *map, const void *key)
+{
+	return htab_lookup_len(map, key, map->spec.key_size);
+}
+
+/* bpf_map_lookup_elem() of a hash family map with a key of len bytes. */
+static inline __attribute__((always_inline)) uint64_t htab_lookup_prog(uint64_t map, uint64_t key,
+									uint32_t len)
+{
+	struct xbpf_map *m = (struct xbpf_map *)(uintptr_t)map;
+	uint8_t *raw = htab_lookup_len(m, (const void *)(uintptr_t)key, len);
+
+	if (raw && m->percpu)
+		raw += (size_t)__xbpf_map_cpu(m) * m->stride;
+	return (uintptr_t)raw;
+}
+
+static uint64_t htab_lookup_fn(uint64_t map, uint64_t key, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	(void)a3, (void)a4, (void)a5;
+	return htab_lookup_prog(map, key, ((struct xbpf_map *)(uintptr_t)map)->spec.key_size);
+}
+
+/* The same for the commonest key sizes, each compiled with its size constant. */
+#define SIZED_LOOKUPS(X) X(4) X(8) X(12) X(16) X(20) X(24) X(32) X(36) X(40) X(48) X(64)
+#define SIZED_LOOKUP(N)                                                                            \
+	static uint64_t htab_lookup_fn_##N(uint64_t map, uint64_t key, uint64_t a3, uint64_t a4,  \
+					   uint64_t a5)                                            \
+	{                                                                                          \
+		(void)a3, (void)a4, (void)a5;                                                      \
+		return htab_lookup_prog(map, key, N);                                              \
+	}
+SIZED_LOOKUPS(SIZED_LOOKUP)
+
+xbpf_helper_fn __xbpf_htab_lookup_fn(const struct xbpf_map *map)
+{
+	switch (map->spec.key_size) {
+#define SIZED_CASE(N)                                                                              \
+	case N:                                                                                    \
+		return htab_lookup_fn_##N;
+		SIZED_LOOKUPS(SIZED_CASE)
+	}
+	return htab_lookup_fn;
 }
 
 /* Under the bucket lock: find key and the link pointing at it. */

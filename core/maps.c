@@ -244,6 +244,47 @@ void *xbpf_map__lookup_elem(struct xbpf_map *map, const void *key)
 	return raw;
 }
 
+static uint64_t lookup_fn_generic(uint64_t map, uint64_t key, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	(void)a3, (void)a4, (void)a5;
+	return (uintptr_t)xbpf_map__lookup_elem((struct xbpf_map *)(uintptr_t)map, (const void *)(uintptr_t)key);
+}
+
+static uint64_t lookup_fn_array(uint64_t map, uint64_t key, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	struct xbpf_map *m = (struct xbpf_map *)(uintptr_t)map;
+	uint8_t *raw = __xbpf_array_elem(m, (const void *)(uintptr_t)key);
+
+	(void)a3, (void)a4, (void)a5;
+	if (raw && m->percpu)
+		raw += (size_t)__xbpf_map_cpu(m) * m->stride;
+	return (uintptr_t)raw;
+}
+
+void __xbpf_map_lookup_plan(const struct xbpf_map *map, struct xbpf_lookup_plan *ret_plan)
+{
+	memset(ret_plan, 0, sizeof(*ret_plan));
+	ret_plan->kind = XBPF_LOOKUP_CALL;
+	ret_plan->fn = lookup_fn_generic;
+	ret_plan->map = map;
+	if (!map)
+		return;
+	if (map->ops == &__xbpf_array_ops) {
+		ret_plan->kind = map->percpu ? XBPF_LOOKUP_PERCPU_ARRAY : XBPF_LOOKUP_ARRAY;
+		ret_plan->base = map->priv;
+		ret_plan->max_entries = map->spec.max_entries;
+		ret_plan->elem_size = map->cpu_vals * map->stride;
+		ret_plan->cpu_size = map->percpu ? map->stride : 0;
+		ret_plan->nr_cpus = (uint32_t)map->nr_cpus;
+		ret_plan->fn = lookup_fn_array;
+		if (map->percpu && (__xbpf_cpu_tls_offset() < INT32_MIN || __xbpf_cpu_tls_offset() > INT32_MAX))
+			ret_plan->kind = XBPF_LOOKUP_CALL; /* not reachable as a 32-bit displacement */
+		ret_plan->cpu_tls_off = (int32_t)__xbpf_cpu_tls_offset();
+	} else if (map->ops == &__xbpf_htab_ops && !__xbpf_is_map_of_maps(map->spec.type)) {
+		ret_plan->fn = __xbpf_htab_lookup_fn(map);
+	}
+}
+
 int __xbpf_map_update_prog(struct xbpf_map *map, const void *key, const void *value, uint64_t flags)
 {
 	if (flags > XBPF_EXIST)

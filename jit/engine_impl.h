@@ -28,7 +28,29 @@ struct xbpf_exec_prog {
 	 * stack bytes of its callee's frame (NULL: looked up at each call).
 	 */
 	const uint16_t *call_frame_size;
+	/*
+	 * Optional: [insn_cnt], at each bpf_map_lookup_elem() call whose map is
+	 * known (lookup.c) how to do it cheapest; NULL elsewhere.
+	 */
+	const struct xbpf_lookup_plan *const *lookup_plan;
+	/* Optional: [insn_cnt], a helper call's target instead of xbpf_helper_impl(imm) (JIT rewrites). */
+	const xbpf_helper_fn *call_fn;
 };
+
+/* The lookup plans of a program's call sites (lookup.c); free with __xbpf_lookup_plans_free(). */
+struct xbpf_call_plans {
+	const struct xbpf_lookup_plan **at; /* [insn_cnt] */
+	struct xbpf_lookup_plan *plans;
+	uint32_t cnt;
+};
+
+/*
+ * Plans for prog's bpf_map_lookup_elem() calls whose map is known; orig is
+ * the program before map resolution (which ld_imm64 referred to a map).
+ */
+int __xbpf_lookup_plans(const struct xbpf_exec_prog *prog, const struct xbpf_insn *orig,
+			struct xbpf_call_plans *ret);
+void __xbpf_lookup_plans_free(struct xbpf_call_plans *plans);
 
 /* Interpreter: run prog from insn 0 with R1, R2; returns R0. */
 uint64_t __xbpf_interp_run(const struct xbpf_exec_prog *prog, uint64_t r1, uint64_t r2);
@@ -76,6 +98,8 @@ int __xbpf_engine_check_insn(const struct xbpf_insn *insns, uint32_t cnt, uint32
 struct xbpf_jit_ctx {
 	const struct xbpf_exec_prog *prog;
 	uint8_t *image;	      /* NULL while sizing */
+	uintptr_t base;	      /* where the image will be, known in every pass */
+	size_t reserve;	      /* bytes reserved at base: the image fits in them */
 	size_t image_cap;     /* bytes available at image */
 	size_t pos;	      /* bytes emitted so far in this pass */
 	uint32_t *insn_off;   /* [insn_cnt + 1]: native offset of each insn */
@@ -86,6 +110,50 @@ struct xbpf_jit_ctx {
 	bool final_pass;      /* image != NULL and every offset is final */
 	int err;	      /* sticky emission error (image overflow, out of range) */
 };
+
+/*
+ * JIT-internal instruction, inserted by the lookup rewrite only: ALU64 MOV K
+ * with this off sets dst to the thread's CPU id (xbpf_get_cpu()), the int
+ * at imm bytes from the thread pointer (static TLS: the same offset in every
+ * thread).  The encoding checks refuse it in programs (MOV K takes no off).
+ */
+#define XBPF_OFF_CPU_ID (-1)
+
+/* A rewritten copy of a program (jit_rewrite.c). */
+struct xbpf_rewritten {
+	struct xbpf_exec_prog prog;
+	struct xbpf_insn *insns;
+	uint32_t *func_start;
+	xbpf_helper_fn *call_fn;
+};
+
+/* Lookups of known maps inlined or made direct; *ret NULL when prog has no plans. */
+int __xbpf_jit_inline_lookups(const struct xbpf_exec_prog *prog, struct xbpf_rewritten **ret);
+/* Every immediate blinded (XBPF_REG_AX), offsets recomputed. */
+int __xbpf_jit_blind(const struct xbpf_exec_prog *prog, struct xbpf_rewritten **ret);
+void __xbpf_rewritten_free(struct xbpf_rewritten *r);
+
+/*
+ * Does a branch anywhere in the image's reserved range reach target within
+ * +-range bytes?  The same answer in every pass, so sizes can depend on it.
+ */
+static inline bool __xbpf_jit_reaches(const struct xbpf_jit_ctx *ctx, uintptr_t target, int64_t range)
+{
+	int64_t lo = (int64_t)target - (int64_t)ctx->base;
+	int64_t hi = lo - (int64_t)ctx->reserve;
+
+	return ctx->base && lo > -range && lo < range && hi > -range && hi < range;
+}
+
+/* The function a helper call at insns[idx] calls. */
+static inline xbpf_helper_fn __xbpf_jit_helper(const struct xbpf_jit_ctx *ctx, uint32_t idx)
+{
+	const struct xbpf_exec_prog *prog = ctx->prog;
+
+	if (prog->call_fn && prog->call_fn[idx])
+		return prog->call_fn[idx];
+	return xbpf_helper_impl(prog->insns[idx].imm);
+}
 
 /* Index of the function a call or callback reference at insns[idx] names (checked: exists). */
 static inline int __xbpf_jit_callee(const struct xbpf_jit_ctx *ctx, uint32_t idx)
@@ -128,6 +196,8 @@ struct xbpf_jit_arch {
  * tests can compile for the other architecture too; only the host's runs.
  */
 extern const struct xbpf_jit_arch __xbpf_jit_x86_64;
+/* x86-64: use BMI2 (-1: if the CPU has it, the default; 0: never, for tests of the plain forms). */
+extern int __xbpf_jit_x86_use_bmi2;
 extern const struct xbpf_jit_arch __xbpf_jit_arm64;
 /* The back end for the host architecture, or NULL when there is none. */
 extern const struct xbpf_jit_arch *const __xbpf_jit_host_arch;

@@ -241,6 +241,7 @@ static inline uint32_t a64_stxr(bool is64, int rs, int rt, int rn)
 }
 
 #define A64_DMB_ISH 0xd5033bbfu
+#define A64_MRS_TPIDR_EL0 0xd53bd040u /* | Rt */
 #define A64_RET 0xd65f03c0u
 
 static inline uint32_t a64_blr(int rn)
@@ -519,6 +520,14 @@ static int emit_alu(struct xbpf_jit_ctx *ctx, const struct xbpf_insn *insn, bool
 	int32_t imm = insn->imm;
 	int shmask = is64 ? 63 : 31;
 
+	if (is_k && is64 && op == XBPF_MOV && insn->off == XBPF_OFF_CPU_ID) {
+		/* The thread's CPU id: the int at imm from the thread pointer. */
+		if (imm < INT16_MIN || imm > INT16_MAX)
+			return -ENOTSUP;
+		emit(ctx, A64_MRS_TPIDR_EL0 | A64_TMP3);
+		emit_ldst(ctx, 2, 1, dst, A64_TMP3, (int16_t)imm);
+		return 0;
+	}
 	/* Encodings the ISA reserves: off only selects sdiv/smod and movsx. */
 	if (insn->off && op != XBPF_DIV && op != XBPF_MOD && !(op == XBPF_MOV && !is_k))
 		return -ENOTSUP;
@@ -836,12 +845,16 @@ static int emit_call(struct xbpf_jit_ctx *ctx, const struct xbpf_insn *insn, uin
 			return -E2BIG;
 		emit(ctx, a64_b(true, off));
 	} else if (xbpf_insn_is_helper_call(insn)) {
-		xbpf_helper_fn fn = xbpf_helper_impl(insn->imm);
+		xbpf_helper_fn fn = __xbpf_jit_helper(ctx, idx);
 
 		if (!fn)
 			return -ENOTSUP;
-		emit_mov_imm(ctx, true, A64_TMP1, (uint64_t)(uintptr_t)fn);
-		emit(ctx, a64_blr(A64_TMP1));
+		if (__xbpf_jit_reaches(ctx, (uintptr_t)fn, B_RANGE - 16)) {
+			emit(ctx, a64_b(true, (int64_t)(uintptr_t)fn - (int64_t)(ctx->base + ctx->pos)));
+		} else {
+			emit_mov_imm(ctx, true, A64_TMP1, (uint64_t)(uintptr_t)fn);
+			emit(ctx, a64_blr(A64_TMP1));
+		}
 	} else {
 		return -ENOTSUP; /* kfuncs */
 	}

@@ -10,13 +10,16 @@
  * The driver:
  *   1. checks every instruction as all engines do (__xbpf_engine_check_insn:
  *      the isa/ opcode table, no unresolved references),
- *   2. optionally blinds constants (a rewritten copy of the program using
- *      XBPF_REG_AX, after the kernel's bpf_jit_blind_constants()),
+ *   2. rewrites the program (jit_rewrite.c): map lookups whose map is known
+ *      inlined (arrays, per-CPU arrays) or sent to the map family's own
+ *      lookup, then, if asked, constants blinded with XBPF_REG_AX,
  *   3. checks the structure the back ends rely on (jumps stay inside their
  *      function, calls land on function entries, functions end in exit/ja),
  *      and plans each function (stack bytes, registers named),
  *   4. runs sizing passes (image == NULL) until no native offset changes,
- *   5. maps an RW image and emits into it,
+ *   5. makes the image RW (its address range was reserved before sizing,
+ *      near the runtime's code, so that helpers can be called directly)
+ *      and emits into it,
  *   6. runs one final pass (final_pass = true) in which calls between
  *      functions see their final addresses; it must produce the same size
  *      and offsets as the previous pass (the seed 006 design), and
@@ -29,7 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "engine_impl.h"
@@ -201,191 +203,27 @@ static int plan_funcs(const struct xbpf_exec_prog *prog, struct xbpf_jit_func *f
 	return 0;
 }
 
-/* ---- constant blinding ------------------------------------------------- */
+/* ---- the image's place ---------------------------------------------------- */
 
-struct blinded_prog {
-	struct xbpf_exec_prog prog;
-	struct xbpf_insn *insns;
-	uint32_t *func_start;
-};
-
-static void free_blinded(struct blinded_prog *b)
-{
-	if (!b)
-		return;
-	free(b->insns);
-	free(b->func_start);
-	free(b);
-}
-
-static uint64_t random_u64(void)
-{
-	uint64_t v = 0;
-
-	/* Blinding needs unpredictability, not cryptographic strength. */
-	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
-		v = (uint64_t)rand() << 32 ^ (uint64_t)rand() ^ (uint64_t)(uintptr_t)&v;
-	return v;
-}
-
-static struct xbpf_insn mk(uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
-{
-	struct xbpf_insn insn = { .code = code, .dst_reg = dst, .src_reg = src, .off = off, .imm = imm };
-
-	return insn;
-}
-
-/* Rewrite insn into out[] (at most 5 slots); returns the slot count. */
-static int blind_one(const struct xbpf_insn *insn, struct xbpf_insn *out)
-{
-	uint8_t cls = XBPF_CLASS(insn->code), op = XBPF_OP(insn->code);
-	uint32_t rnd = (uint32_t)random_u64();
-	const uint8_t ax = XBPF_REG_AX;
-
-	switch (cls) {
-	case XBPF_ALU:
-	case XBPF_ALU64:
-		if (XBPF_SRC(insn->code) != XBPF_K || op == XBPF_NEG || op == XBPF_END ||
-		    (op == XBPF_MOV && insn->off))
-			break;
-		out[0] = mk(cls | XBPF_MOV | XBPF_K, ax, 0, 0, (int32_t)(rnd ^ (uint32_t)insn->imm));
-		out[1] = mk(cls | XBPF_XOR | XBPF_K, ax, 0, 0, (int32_t)rnd);
-		out[2] = mk(cls | op | XBPF_X, insn->dst_reg, ax, insn->off, 0);
-		return 3;
-	case XBPF_JMP:
-	case XBPF_JMP32:
-		if (!xbpf_insn_is_jump(insn) || op == XBPF_JA || XBPF_SRC(insn->code) != XBPF_K)
-			break;
-		/* ALU64 mov sign-extends, as a JMP's immediate is. */
-		out[0] = mk(XBPF_ALU64 | XBPF_MOV | XBPF_K, ax, 0, 0, (int32_t)(rnd ^ (uint32_t)insn->imm));
-		out[1] = mk(XBPF_ALU64 | XBPF_XOR | XBPF_K, ax, 0, 0, (int32_t)rnd);
-		out[2] = mk(cls | op | XBPF_X, insn->dst_reg, ax, insn->off, 0);
-		return 3;
-	case XBPF_ST:
-		if (XBPF_MODE(insn->code) != XBPF_MEM)
-			break;
-		out[0] = mk(XBPF_ALU64 | XBPF_MOV | XBPF_K, ax, 0, 0, (int32_t)(rnd ^ (uint32_t)insn->imm));
-		out[1] = mk(XBPF_ALU64 | XBPF_XOR | XBPF_K, ax, 0, 0, (int32_t)rnd);
-		out[2] = mk(XBPF_STX | XBPF_MEM | XBPF_SIZE(insn->code), insn->dst_reg, ax, insn->off, 0);
-		return 3;
-	case XBPF_LD:
-		if (insn->code != LD_IMM64 || insn->src_reg == XBPF_PSEUDO_FUNC ||
-		    insn->src_reg == XBPF_PSEUDO_BTF_ID) {
-			break;
-		} else {
-			uint64_t v = (uint32_t)insn[0].imm | (uint64_t)(uint32_t)insn[1].imm << 32;
-			uint64_t r = random_u64(), x = v ^ r;
-
-			/* ax = v ^ r; dst = r; dst ^= ax */
-			out[0] = mk(LD_IMM64, ax, 0, 0, (int32_t)(uint32_t)x);
-			out[1] = mk(0, 0, 0, 0, (int32_t)(uint32_t)(x >> 32));
-			out[2] = mk(LD_IMM64, insn->dst_reg, 0, 0, (int32_t)(uint32_t)r);
-			out[3] = mk(0, 0, 0, 0, (int32_t)(uint32_t)(r >> 32));
-			out[4] = mk(XBPF_ALU64 | XBPF_XOR | XBPF_X, insn->dst_reg, ax, 0, 0);
-			return 5;
-		}
-	}
-	out[0] = insn[0];
-	if (insn->code == LD_IMM64) {
-		out[1] = insn[1];
-		return 2;
-	}
-	return 1;
-}
+/* Bytes reserved per instruction: more than any translation takes. */
+#define JIT_RESERVE_INSN_BYTES 256
+#define JIT_RESERVE_MIN (1u << 20)
+/* Below the runtime's code: within arm64 BL reach (128 MiB) and x86 rel32 reach. */
+#define JIT_NEAR_GAP (32u << 20)
 
 /*
- * Blind every immediate an attacker could use to plant instruction bytes.
- * Jump, gotol and call offsets are recomputed for the longer program.
+ * Reserve the image's address range before sizing, PROT_NONE, just below
+ * the runtime's own code when the kernel grants the hint: then the back
+ * ends know every address from the first pass and can call helpers
+ * directly (__xbpf_jit_reaches()).  Elsewhere they call through a register.
  */
-static int blind_constants(const struct xbpf_exec_prog *prog, struct blinded_prog **ret)
+static void *reserve_image(size_t len)
 {
-	uint32_t cnt = prog->insn_cnt, i, n = 0;
-	uint32_t *newidx, *lastidx;
-	struct blinded_prog *b;
-	int err = -ENOMEM;
+	uintptr_t text = (uintptr_t)&xbpf_helper_impl, hint = 0;
 
-	b = calloc(1, sizeof(*b));
-	newidx = calloc(cnt + 1, sizeof(*newidx));
-	lastidx = calloc(cnt + 1, sizeof(*lastidx));
-	if (!b || !newidx || !lastidx)
-		goto out;
-	/* Worst case: every ld_imm64 (2 slots) becomes 5, every other insn 3. */
-	b->insns = calloc((size_t)cnt * 3 + 2, sizeof(*b->insns));
-	b->func_start = calloc(prog->func_cnt, sizeof(*b->func_start));
-	if (!b->insns || !b->func_start)
-		goto out;
-
-	for (i = 0; i < cnt;) {
-		const struct xbpf_insn *insn = &prog->insns[i];
-		int slots = insn_slots(prog->insns, cnt, i);
-		int k;
-
-		if (slots == 1 && insn->code == LD_IMM64) {
-			/* truncated ld_imm64: copy it, the structure check refuses it */
-			b->insns[n] = *insn;
-			k = 1;
-		} else {
-			k = blind_one(insn, &b->insns[n]);
-		}
-		newidx[i] = n;
-		lastidx[i] = n + k - 1;
-		if (slots == 2) {
-			newidx[i + 1] = n + 1;
-			lastidx[i + 1] = n + k - 1;
-		}
-		n += k;
-		i += slots;
-	}
-	newidx[cnt] = n;
-
-	err = -E2BIG;
-	for (i = 0; i < cnt; i += insn_slots(prog->insns, cnt, i)) {
-		const struct xbpf_insn *insn = &prog->insns[i];
-		struct xbpf_insn *to;
-		int64_t t, rel;
-
-		bool func_ref = xbpf_insn_is_func_ref(insn);
-
-		if (!xbpf_insn_is_jump(insn) && !func_ref)
-			continue;
-		t = func_ref ? xbpf_func_ref_target(insn, i) : xbpf_jump_target(insn, i);
-		if (t < 0 || t > cnt) {
-			err = -ENOTSUP;
-			goto out;
-		}
-		/* ld_imm64 is copied as is (first slot); jumps and calls end their expansion */
-		to = &b->insns[func_ref && insn->code == LD_IMM64 ? newidx[i] : lastidx[i]];
-		rel = (int64_t)newidx[t] - (to - b->insns) - 1;
-		if (insn->code == (XBPF_JMP32 | XBPF_JA) || func_ref) {
-			if (rel < INT32_MIN || rel > INT32_MAX)
-				goto out;
-			to->imm = (int32_t)rel;
-		} else {
-			if (rel < INT16_MIN || rel > INT16_MAX)
-				goto out;
-			to->off = (int16_t)rel;
-		}
-	}
-	for (i = 0; i < prog->func_cnt; i++) {
-		if (prog->func_start[i] >= cnt) {
-			err = -EINVAL;
-			goto out;
-		}
-		b->func_start[i] = newidx[prog->func_start[i]];
-	}
-
-	b->prog = *prog;
-	b->prog.insns = b->insns;
-	b->prog.insn_cnt = n;
-	b->prog.func_start = b->func_start;
-	*ret = b;
-	b = NULL;
-	err = 0;
-out:
-	free(newidx);
-	free(lastidx);
-	free_blinded(b);
-	return err;
+	if (text > JIT_NEAR_GAP + len)
+		hint = (text - JIT_NEAR_GAP - len) & ~(uintptr_t)0xfffff;
+	return mmap((void *)hint, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 }
 
 /* ---- passes ------------------------------------------------------------ */
@@ -431,11 +269,11 @@ static int run_pass(const struct xbpf_jit_arch *arch, struct xbpf_jit_ctx *ctx,
 int __xbpf_jit_compile(const struct xbpf_jit_arch *arch, const struct xbpf_exec_prog *prog,
 		       bool blind_constants_on, struct xbpf_jit_image *ret_image)
 {
-	struct blinded_prog *blinded = NULL;
+	struct xbpf_rewritten *inlined = NULL, *blinded = NULL;
 	uint32_t *insn_off = NULL, *func_off = NULL, *prev_insn = NULL, *prev_func = NULL;
 	struct xbpf_jit_func *funcs = NULL;
 	struct xbpf_jit_ctx ctx = {};
-	size_t size, map_size, insn_bytes, func_bytes, page;
+	size_t size, map_size = 0, reserve = 0, insn_bytes, func_bytes, page;
 	void *mem = MAP_FAILED;
 	bool converged = false;
 	uint32_t i;
@@ -453,10 +291,15 @@ int __xbpf_jit_compile(const struct xbpf_jit_arch *arch, const struct xbpf_exec_
 	err = check_encodings(prog);
 	if (err)
 		return err;
+	err = __xbpf_jit_inline_lookups(prog, &inlined);
+	if (err)
+		return err;
+	if (inlined)
+		prog = &inlined->prog;
 	if (blind_constants_on) {
-		err = blind_constants(prog, &blinded);
+		err = __xbpf_jit_blind(prog, &blinded);
 		if (err)
-			return err;
+			goto out;
 		prog = &blinded->prog;
 	}
 	err = check_structure(prog);
@@ -484,6 +327,18 @@ int __xbpf_jit_compile(const struct xbpf_jit_arch *arch, const struct xbpf_exec_
 		func_off[i] = insn_off[prog->func_start[i]];
 	func_off[prog->func_cnt] = insn_off[prog->insn_cnt];
 
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	reserve = ((size_t)prog->insn_cnt + prog->func_cnt) * JIT_RESERVE_INSN_BYTES;
+	if (reserve < JIT_RESERVE_MIN)
+		reserve = JIT_RESERVE_MIN;
+	reserve = (reserve + page - 1) / page * page;
+	mem = reserve_image(reserve);
+	if (mem == MAP_FAILED) {
+		err = -ENOMEM;
+		goto out;
+	}
+	ctx.base = (uintptr_t)mem;
+	ctx.reserve = reserve;
 	ctx.prog = prog;
 	ctx.insn_off = insn_off;
 	ctx.func_off = func_off;
@@ -505,13 +360,14 @@ int __xbpf_jit_compile(const struct xbpf_jit_arch *arch, const struct xbpf_exec_
 	err = -ELOOP;
 	if (!converged || !ctx.pos)
 		goto out;
+	err = -E2BIG;
+	if (ctx.pos > reserve)
+		goto out;
 
 	size = ctx.pos;
-	page = (size_t)sysconf(_SC_PAGESIZE);
 	map_size = (size + page - 1) / page * page;
-	mem = mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED) {
-		err = -ENOMEM;
+	if (mprotect(mem, map_size, PROT_READ | PROT_WRITE)) {
+		err = -errno;
 		goto out;
 	}
 	ctx.image = mem;
@@ -535,9 +391,10 @@ int __xbpf_jit_compile(const struct xbpf_jit_arch *arch, const struct xbpf_exec_
 		goto out;
 	}
 
+	/* The rest of the reservation stays PROT_NONE: a guard after the code. */
 	ret_image->code = mem;
 	ret_image->size = size;
-	ret_image->map_size = map_size;
+	ret_image->map_size = reserve;
 	ret_image->func_cnt = prog->func_cnt;
 	ret_image->func_off = func_off;
 	func_off = NULL;
@@ -545,13 +402,14 @@ int __xbpf_jit_compile(const struct xbpf_jit_arch *arch, const struct xbpf_exec_
 	err = 0;
 out:
 	if (mem != MAP_FAILED)
-		munmap(mem, map_size);
+		munmap(mem, reserve);
 	free(insn_off);
 	free(prev_insn);
 	free(func_off);
 	free(prev_func);
 	free(funcs);
-	free_blinded(blinded);
+	__xbpf_rewritten_free(blinded);
+	__xbpf_rewritten_free(inlined);
 	return err;
 }
 

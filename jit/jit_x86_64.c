@@ -13,16 +13,32 @@
  *
  * Frame of every function (the entry function included, it is a plain SysV
  * function (R1, R2) -> R0):
- *   push rbp; mov rbp, rsp; sub rsp, round_up(stack_depth, 16);
- *   push rbx; push r13; push r14; push r15
- * which keeps rsp 16-byte aligned at every call.  The BPF stack of the
- * function is [rbp - stack_depth, rbp).  Each exit emits the epilogue inline.
+ *   push rbp; mov rbp, rsp; sub rsp, round_up(stack_depth, 16) [+ 8];
+ *   push those of rbx, r13, r14, r15 the function names (R6-R9)
+ * which keeps rsp 16-byte aligned at every call (the 8 pads an odd count).
+ * The BPF stack of the function is [rbp - stack_depth, rbp).  Each exit
+ * emits the epilogue inline.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "engine_impl.h"
 #include "xbpf.h"
+
+/* -1: not probed yet; tests set 0 to cover the plain encodings too. */
+int __xbpf_jit_x86_use_bmi2 = -1;
+
+static bool use_bmi2(void)
+{
+	if (__xbpf_jit_x86_use_bmi2 < 0) {
+#if defined(__x86_64__)
+		__xbpf_jit_x86_use_bmi2 = __builtin_cpu_supports("bmi2");
+#else
+		__xbpf_jit_x86_use_bmi2 = 0; /* emitting on another host: the baseline */
+#endif
+	}
+	return __xbpf_jit_x86_use_bmi2 > 0;
+}
 
 enum {
 	RAX = 0, RCX, RDX, RBX, RSP, RBP, RSI, RDI,
@@ -239,22 +255,38 @@ static void emit_jump(struct xbpf_jit_ctx *ctx, int cc, uint32_t target)
 
 /* ---- frames ------------------------------------------------------------ */
 
+/* BPF R6-R9: pushed by a function only if it names them (helpers preserve them anyway). */
 static const int callee_saved[] = { RBX, R13, R14, R15 };
+#define NR_CALLEE_SAVED 4
 
-static void emit_prologue(struct xbpf_jit_ctx *ctx, uint32_t frame)
+static bool saves(const struct xbpf_jit_func *fn, int k)
 {
+	return fn->regs_used & (1u << (6 + k));
+}
+
+static void emit_prologue(struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn)
+{
+	uint32_t pushes = 0, frame = fn->stack;
+
+	for (int k = 0; k < NR_CALLEE_SAVED; k++)
+		pushes += saves(fn, k);
+	/* rsp 16-byte aligned at every call: return address, rbp, frame, pushes */
+	if (pushes & 1)
+		frame += 8;
 	emit_push(ctx, RBP);
 	emit_mov(ctx, true, RBP, RSP);
 	if (frame)
 		emit_alu_imm(ctx, true, 5, RSP, (int32_t)frame); /* sub rsp, frame */
-	for (size_t i = 0; i < sizeof(callee_saved) / sizeof(callee_saved[0]); i++)
-		emit_push(ctx, callee_saved[i]);
+	for (int k = 0; k < NR_CALLEE_SAVED; k++)
+		if (saves(fn, k))
+			emit_push(ctx, callee_saved[k]);
 }
 
-static void emit_epilogue(struct xbpf_jit_ctx *ctx)
+static void emit_epilogue(struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn)
 {
-	for (size_t i = sizeof(callee_saved) / sizeof(callee_saved[0]); i-- > 0;)
-		emit_pop(ctx, callee_saved[i]);
+	for (int k = NR_CALLEE_SAVED; k-- > 0;)
+		if (saves(fn, k))
+			emit_pop(ctx, callee_saved[k]);
 	emit1(ctx, 0xc9); /* leave */
 	emit1(ctx, 0xc3); /* ret */
 }
@@ -321,9 +353,29 @@ static void emit_div(struct xbpf_jit_ctx *ctx, bool w, bool is_mod, bool is_sign
 		patch_jcc8(ctx, j_done2);
 }
 
-/* Shift by a register: the count must be in cl, which holds BPF R4. */
+/*
+ * BMI2 SHLX/SHRX/SARX dst, dst, count: any count register, no flags, the
+ * count masked to the operand width as BPF wants (the kernel's JIT uses
+ * them too).  VEX.LZ.0F38 F7 /r, pp 66 shlx, F2 shrx, F3 sarx.
+ */
+static void emit_shiftx(struct xbpf_jit_ctx *ctx, bool w, int ext, int dst, int count)
+{
+	uint8_t pp = ext == 4 ? 1 : ext == 5 ? 3 : 2;
+
+	emit1(ctx, 0xc4);
+	emit1(ctx, (uint8_t)((!(dst >> 3)) << 7 | 1 << 6 | (!(dst >> 3)) << 5 | 0x02));
+	emit1(ctx, (uint8_t)(w << 7 | (~count & 15) << 3 | pp));
+	emit1(ctx, 0xf7);
+	emit_modrm_rr(ctx, dst, dst);
+}
+
+/* Shift by a register: without BMI2 the count must be in cl, which holds BPF R4. */
 static void emit_shift_reg(struct xbpf_jit_ctx *ctx, bool w, int ext, int dst, int src)
 {
+	if (use_bmi2()) {
+		emit_shiftx(ctx, w, ext, dst, src); /* 32-bit forms zero-extend */
+		return;
+	}
 	if (src == RCX) {
 		emit_shift_cl(ctx, w, ext, dst);
 	} else {
@@ -401,7 +453,14 @@ group1:
 			emit_alu_imm(ctx, w, ext, dst, imm);
 		return 0;
 	case XBPF_MOV:
-		if (!x) {
+		if (!x && w && insn->off == XBPF_OFF_CPU_ID) {
+			/* mov dst32, fs:[imm]: the thread's CPU id */
+			emit1(ctx, 0x64);
+			emit_rex(ctx, false, dst, 0, false);
+			emit2(ctx, 0x8b, 0x04 | (dst & 7) << 3);
+			emit1(ctx, 0x25);
+			emit4(ctx, (uint32_t)imm);
+		} else if (!x) {
 			if (insn->off)
 				return -ENOTSUP;
 			emit_mov_imm32(ctx, w, dst, imm);
@@ -648,11 +707,18 @@ static int emit_call(struct xbpf_jit_ctx *ctx, const struct xbpf_insn *insn, uin
 		return 0;
 	}
 	if (xbpf_insn_is_helper_call(insn)) {
-		xbpf_helper_fn fn = xbpf_helper_impl(insn->imm);
+		xbpf_helper_fn fn = __xbpf_jit_helper(ctx, idx);
 
 		if (!fn)
 			return -ENOTSUP;
-		/* R1-R5 are rdi, rsi, rdx, rcx, r8 already: just call. */
+		/* R1-R5 are rdi, rsi, rdx, rcx, r8 already: just call, directly when in reach. */
+		if (__xbpf_jit_reaches(ctx, (uintptr_t)fn, INT32_MAX - 16)) {
+			int64_t rel = (int64_t)(uintptr_t)fn - (int64_t)(ctx->base + ctx->pos + 5);
+
+			emit1(ctx, 0xe8);
+			emit4(ctx, (uint32_t)(int32_t)rel);
+			return 0;
+		}
 		emit_mov_imm64(ctx, TMP, (uint64_t)(uintptr_t)fn);
 		emit_rex(ctx, false, 0, TMP, false);
 		emit1(ctx, 0xff);
@@ -690,7 +756,8 @@ static int emit_ldimm64(struct xbpf_jit_ctx *ctx, const struct xbpf_insn *insn, 
  * the back ends take these loads in single-function programs only (the
  * kernel refuses them next to bpf-to-bpf calls without BTF).
  */
-static int emit_ld_pkt(struct xbpf_jit_ctx *ctx, const struct xbpf_insn *insn)
+static int emit_ld_pkt(struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn,
+		       const struct xbpf_insn *insn)
 {
 	uint8_t size = xbpf_opcode_desc(insn->code)->size;
 	size_t j_neg = 0, j_short, j_done;
@@ -700,7 +767,7 @@ static int emit_ld_pkt(struct xbpf_jit_ctx *ctx, const struct xbpf_insn *insn)
 	if (XBPF_MODE(insn->code) == XBPF_ABS && insn->imm < 0) {
 		/* Always outside the packet. */
 		emit_rr(ctx, false, 0x31, RAX, RAX);
-		emit_epilogue(ctx);
+		emit_epilogue(ctx, fn);
 		return 0;
 	}
 	if (XBPF_MODE(insn->code) == XBPF_ABS) {
@@ -746,7 +813,7 @@ static int emit_ld_pkt(struct xbpf_jit_ctx *ctx, const struct xbpf_insn *insn)
 		patch_jcc8(ctx, j_neg);
 	patch_jcc8(ctx, j_short);
 	emit_rr(ctx, false, 0x31, RAX, RAX);
-	emit_epilogue(ctx);
+	emit_epilogue(ctx, fn);
 	patch_jcc8(ctx, j_done);
 	return 0;
 }
@@ -766,7 +833,6 @@ static int translate(struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn, u
 {
 	const struct xbpf_insn *insn = &ctx->prog->insns[idx];
 
-	(void)fn;
 	if (insn->dst_reg > XBPF_REG_AX || insn->src_reg > XBPF_REG_AX)
 		return -ENOTSUP;
 	switch (xbpf_opcode_desc(insn->code)->fmt) {
@@ -776,7 +842,7 @@ static int translate(struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn, u
 	case XBPF_FMT_LDIMM64:
 		return emit_ldimm64(ctx, insn, idx);
 	case XBPF_FMT_LDABS:
-		return emit_ld_pkt(ctx, insn);
+		return emit_ld_pkt(ctx, fn, insn);
 	case XBPF_FMT_LDX:
 		return emit_ldx(ctx, insn);
 	case XBPF_FMT_ST:
@@ -796,7 +862,7 @@ static int translate(struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn, u
 	case XBPF_FMT_CALL:
 		return emit_call(ctx, insn, idx);
 	case XBPF_FMT_EXIT:
-		emit_epilogue(ctx); /* inline at every exit: one jump less */
+		emit_epilogue(ctx, fn); /* inline at every exit: one jump less */
 		return 0;
 	case XBPF_FMT_INVALID:
 		break;
@@ -806,7 +872,7 @@ static int translate(struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn, u
 
 static int prologue(struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn)
 {
-	emit_prologue(ctx, fn->stack);
+	emit_prologue(ctx, fn);
 	return 0;
 }
 

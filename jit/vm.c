@@ -34,6 +34,7 @@ struct xbpf_vm {
 	uint32_t *func_start;
 	uint16_t *stack_depth;
 	uint16_t *call_frame_size;
+	struct xbpf_call_plans plans; /* lookups whose map is known */
 	struct xbpf_exec_prog exec;
 	struct xbpf_verify_info info;
 	struct xbpf_jit_image image;
@@ -321,6 +322,11 @@ struct xbpf_vm *xbpf_vm__new(const struct xbpf_prog *prog, const struct xbpf_vm_
 	err = precompute_call_frames(vm);
 	if (err)
 		goto err_free;
+	err = __xbpf_lookup_plans(&vm->exec, orig, &vm->plans);
+	if (err)
+		goto err_free;
+	if (vm->plans.cnt)
+		vm->exec.lookup_plan = vm->plans.at;
 
 	if (OPTS_GET(opts, engine, XBPF_ENGINE_INTERP) == XBPF_ENGINE_JIT)
 		prepare_jit(vm, opts);
@@ -342,6 +348,7 @@ struct xbpf_vm *xbpf_vm__free(struct xbpf_vm *vm)
 	free(vm->func_start);
 	free(vm->stack_depth);
 	free(vm->call_frame_size);
+	__xbpf_lookup_plans_free(&vm->plans);
 	free(vm);
 	return NULL;
 }
@@ -374,11 +381,16 @@ uint64_t xbpf_vm__exec(struct xbpf_vm *vm, void *r1, uint64_t r2)
 	return vm_run(vm, (uintptr_t)r1, r2, &err);
 }
 
+/*
+ * The thread's CPU time, as the kernel's test_run timer, which stops while
+ * its loop yields the CPU (bpf_test_timer_continue()): durations leave out
+ * the time other processes ran.
+ */
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 

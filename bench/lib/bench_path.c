@@ -191,11 +191,17 @@ static int kernel_time(struct bench_path *bp, const struct bench_case *c, int re
 	return 0;
 }
 
+/*
+ * This thread's CPU time: the kernel's test_run timer stops while its loop
+ * yields the CPU (bpf_test_timer_continue()), so userspace engines are
+ * timed without the time other processes ran in, too.  On a shared host
+ * wall-clock time is several times the CPU time and swings with the load.
+ */
 static double now_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
@@ -256,10 +262,11 @@ static int user_time(const struct bench_case *c, int repeat, double *ret_ns, uin
 		goto out;
 	xbpf_set_cpu(0); /* the CPU testbed_engine__test_run() (the warm-up run) uses */
 	/*
-	 * The clock here is the wall clock: a preempted loop would count its
-	 * neighbour's time (the kernel's own timer leaves that out).  So each
-	 * loop runs USER_TRIES times, alternating, and the least disturbed of
-	 * each counts.
+	 * now_ns() is this thread's CPU time, so a preempted loop does not
+	 * count its neighbour's time (the kernel's own timer leaves that out
+	 * too); what a neighbour still costs is caches and the shared core.
+	 * So each loop runs USER_TRIES times, alternating, and the least
+	 * disturbed of each counts.
 	 */
 	t_null = t_prog = 1e300;
 	for (int k = 0; k < USER_TRIES; k++) {

@@ -247,6 +247,10 @@ int main(int argc, char **argv)
 	/* argv[2]: test every n-th register pair only (emulated cross runs) */
 	int stride = argc > 2 ? atoi(argv[2]) : 1;
 
+	/* argv[3] "no-bmi2": the x86-64 back end's plain encodings (shifts through cl) */
+	if (argc > 3 && !strcmp(argv[3], "no-bmi2"))
+		__xbpf_jit_x86_use_bmi2 = 0;
+
 	require_jit();
 	t_srand(argc > 1 ? strtoull(argv[1], NULL, 0) : 42);
 	for (uint8_t d = 0; d <= 9; d++) {
