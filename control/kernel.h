@@ -5,11 +5,12 @@
  *
  *   kernel_pin.c    attach and pin: bpffs, adoption of a running program,
  *                   verifier gate, load, libxdp attach, detach and unpin
+ *   kernel_sizes.c  the maps' names and sizes: set at load, pins of other sizes refused
  *   kernel_maps.c   the maps: config, reals, VIPs and their rings
  *   kernel_hc.c     the healthcheck tc program (encapsulated probes)
  *   kernel_stats.c  counters, stats and status
  *   kernel_iface.c  interfaces: egress (redirect), MTU, MACs (xlb_ifaces)
- *   backend_kernel.c  open/close and the ops table (calls the four)
+ *   backend_kernel.c  open/close and the ops table (calls the others)
  */
 #ifndef XLB_KERNEL_H
 #define XLB_KERNEL_H
@@ -84,10 +85,12 @@ struct kernel {
 	struct kernel_image img;    /* balancer.bpf.o */
 	struct kernel_image hc_img; /* healthcheck.bpf.o */
 	json_t *hc_verify_json;
-	uint8_t ring_half[XLB_MAX_VIPS];
-	bool vip_present[XLB_MAX_VIPS];
-	uint64_t retired_ns[XLB_MAX_VIPS];
-	uint32_t *keys;
+	/* Per VIP id (max_vips of them): what this daemon knows of the maps. */
+	uint8_t *ring_half;
+	bool *vip_present;
+	uint64_t *retired_ns;
+	struct xlb_ip *vip_addr; /* of the VIPs present: the VIP filter's input */
+	uint32_t *keys;		 /* ring_size ring keys */
 	/* The healthcheck tc program (encapsulated probes). */
 	struct bpf_object *hc_obj;
 	int hc_reals_fd;
@@ -113,7 +116,19 @@ int kernel_gate(struct kernel *k, const char *path, struct kernel_image *img,
 /* Is prog_id running on ifindex, alone or under libxdp's dispatcher? */
 bool kernel_prog_attached(int ifindex, uint32_t prog_id, bool *ret_dispatcher, bool *ret_native);
 
+/* kernel_sizes.c */
+/* Set the maps' max_entries and the rodata bounds from the settings (before load). */
+int kernel_sizes_apply(struct kernel *k, struct xlb_err *err);
+/*
+ * Do the pinned maps have the settings' sizes?  0 if so, or if
+ * --resize-dataplane asks to replace them (*ret_resize); -EEXIST with both
+ * sizes and the ways out in err (and the log) otherwise.
+ */
+int kernel_sizes_check(struct kernel *k, bool *ret_resize, struct xlb_err *err);
+
 /* kernel_maps.c */
+/* The per-VIP arrays for the settings' sizes, seeded from the VIPs the maps hold. */
+int kernel_maps_init(struct kernel *k, struct xlb_err *err);
 uint64_t kernel_now_ns(void);
 void kernel_to_dp_addr(const struct xlb_ip *a, union xlb_addr *ret, __u8 *ret_family);
 int kernel_map_err(struct xlb_err *err, const char *what, int e);

@@ -108,6 +108,7 @@ struct xlbd_config {
 	bool cleanup;
 	bool adopt; /* --adopt-dataplane */
 	bool reset;
+	bool resize; /* --resize-dataplane */
 	bool verbose;
 	bool help, man, completion, version;
 	struct xlb_settings set;
@@ -130,6 +131,8 @@ int xlbd_config_load(struct xlbd_config *cfg, int argc, char **argv);
  * *ret_dataplane: a dataplane setting changed.
  */
 int xlbd_config_reload(struct xlbd_config *cur, bool *ret_dataplane);
+/* Sizes the dataplane can take: a prime ring, rings within one map.  -EINVAL logged. */
+int xlbd_config_check_sizes(const struct xlb_settings *set);
 /* Take the dataplane settings the config did not give from the stored ones. */
 void xlbd_config_merge_stored(struct xlbd_config *cfg, const struct xlb_settings *stored);
 void xlbd_config_free(struct xlbd_config *cfg);
