@@ -640,6 +640,14 @@ int xlbd_config_reload(struct xlbd_config *cur, bool *ret_dataplane)
 	return changed;
 }
 
+bool xlbd_config_given(const struct xlbd_config *cfg, const char *name)
+{
+	for (size_t i = 0; settings[i].name; i++)
+		if (!strcmp(settings[i].name, name))
+			return cfg->given[i];
+	return false;
+}
+
 static bool is_prime(uint32_t n)
 {
 	if (n < 2)

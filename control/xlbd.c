@@ -84,13 +84,22 @@ static int open_backend(struct daemon *d)
 
 /*
  * The dataplane was loaded (or adopted) at the settings' sizes; a backend
- * that cannot size its dataplane (xlb-dpdk makes its own maps) must have
- * the same.  The shadow is sized by them; they are stored with the state.
+ * that cannot size its dataplane (xlb-dpdk makes its own maps) gives its
+ * sizes, taken unless max-vips / max-reals / ring-size were given, and
+ * then refused when they differ.  The shadow is sized by them; they are
+ * stored with the state.
  */
 static int size_daemon(struct daemon *d)
 {
+	const struct xlbd_config *c = &d->cfg;
 	struct xlb_err err;
 
+	if (!xlbd_config_given(c, "max-vips") && !xlbd_config_given(c, "max-reals") &&
+	    !xlbd_config_given(c, "ring-size")) {
+		d->settings.max_vips = d->be.max_vips;
+		d->settings.max_reals = d->be.max_reals;
+		d->settings.ring_size = d->be.ring_size;
+	}
 	if (d->settings.max_vips != d->be.max_vips || d->settings.max_reals != d->be.max_reals ||
 	    d->settings.ring_size != d->be.ring_size) {
 		xlbd_log(LOG_ERR, "the %s dataplane has max-vips %u, max-reals %u, ring-size %u; the "

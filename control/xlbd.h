@@ -131,6 +131,8 @@ int xlbd_config_load(struct xlbd_config *cfg, int argc, char **argv);
  * *ret_dataplane: a dataplane setting changed.
  */
 int xlbd_config_reload(struct xlbd_config *cur, bool *ret_dataplane);
+/* Was the setting (its long name) given by the config file or the command line? */
+bool xlbd_config_given(const struct xlbd_config *cfg, const char *name);
 /* Sizes the dataplane can take: a prime ring, rings within one map.  -EINVAL logged. */
 int xlbd_config_check_sizes(const struct xlb_settings *set);
 /* Take the dataplane settings the config did not give from the stored ones. */

@@ -27,6 +27,9 @@ struct xlb_dpdk_opts {
 	unsigned int burst;
 	unsigned int mbufs;
 	unsigned int rx_desc, tx_desc;
+	/* The balancer's sizes (--max-vips/--max-reals/--ring-size, all or none:
+	 * dataplane/xlb_shared.h "Sizes"); 0: the object's built-in sizes. */
+	uint32_t max_vips, max_reals, ring_size;
 	bool quiet;
 };
 
