@@ -27,6 +27,7 @@ struct xlb_dpdk_opts {
 	unsigned int burst;
 	unsigned int mbufs;
 	unsigned int rx_desc, tx_desc;
+	unsigned int idle_us; /* sleep this long when the queues stay empty; 0: busy-poll */
 	/* The balancer's sizes (--max-vips/--max-reals/--ring-size, all or none:
 	 * dataplane/xlb_shared.h "Sizes"); 0: the object's built-in sizes. */
 	uint32_t max_vips, max_reals, ring_size;
@@ -61,6 +62,7 @@ struct xlb_worker {
 	struct xbpf_run_ctx *ctx;
 	struct xlb_dpdk_lcore_stats *stats; /* this lcore's entry in the shared map */
 	struct xlb_tx_buf tx[XLB_DPDK_MAX_PORTS];
+	uint64_t load_busy0, load_total0; /* the cycle counters when load was last computed */
 };
 
 struct xlb_dp {
@@ -85,7 +87,7 @@ int xlb_ports_setup(struct xlb_dp *dp);
 void xlb_ports_close(struct xlb_dp *dp);
 /* Port index of a devmap/redirect ifindex, -1 if none. */
 int xlb_port_by_ifindex(const struct xlb_dp *dp, uint32_t ifindex);
-/* Port counters and the status heartbeat into the shared maps. */
+/* Port counters, each lcore's load and the status heartbeat into the shared maps. */
 void xlb_publish(struct xlb_dp *dp);
 
 /* prog.c */
