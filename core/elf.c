@@ -337,11 +337,26 @@ static int init_globals(struct xbpf_object *obj, struct xbpf_elf *elf,
 		struct xbpf_map *map;
 		uint8_t *value;
 
+		uint32_t si;
+
 		if (!g->name || !g->value || !elf->has_btf ||
 		    __xbpf_btf_find_var(&elf->btf, g->name, &sec, &off, &size)) {
 			pr_warn("elf: no global variable '%s' to set\n", g->name ?: "(null)");
 			return -ENOENT;
 		}
+		/* clang leaves DATASEC offsets zero: the symbol knows (as libbpf fixes up). */
+		for (si = 0; si < elf->nsyms; si++) {
+			const struct xbpf_elf_sym *sym = &elf->syms[si];
+
+			if (sym->name && !strcmp(sym->name, g->name) && sym->sym.st_shndx < elf->shnum &&
+			    !strcmp(elf->secs[sym->sym.st_shndx].name, sec))
+				break;
+		}
+		if (si == elf->nsyms || elf->syms[si].sym.st_value > UINT32_MAX) {
+			pr_warn("elf: global '%s' has no symbol in %s\n", g->name, sec);
+			return -ENOENT;
+		}
+		off = (uint32_t)elf->syms[si].sym.st_value;
 		if (g->size != size) {
 			pr_warn("elf: global '%s' is %u bytes, given %zu\n", g->name, size, g->size);
 			return -EINVAL;

@@ -212,11 +212,12 @@ int main(int argc, char **argv)
 	/* load-time settings: map sizes and global values, all or nothing */
 	{
 		const struct xbpf_map_size sizes[] = { { "flows", 300 }, { "lru", 32 } };
-		const uint32_t nine = 9, counter0 = 11;
+		const uint32_t nine = 9, counter0 = 11, seven = 7;
 		const struct xbpf_global_value globals[] = { { "factor", &nine, sizeof(nine) },
-							     { "counter", &counter0, sizeof(counter0) } };
+							     { "counter", &counter0, sizeof(counter0) },
+							     { "factor2", &seven, sizeof(seven) } };
 		XBPF_OPTS(xbpf_object_open_opts, lo, .map_sizes = sizes, .map_size_cnt = 2,
-			  .globals = globals, .global_cnt = 2);
+			  .globals = globals, .global_cnt = 3);
 		const struct xbpf_map_size unknown[] = { { "flows", 300 }, { "nope", 1 } };
 		const struct xbpf_map_size zero_size[] = { { "flows", 0 } };
 		const uint16_t short_val = 1;
@@ -233,7 +234,7 @@ int main(int argc, char **argv)
 		CHECK(sp && sp->max_entries == 8); /* not named: as built */
 		rodata = obj ? xbpf_map__lookup_elem(xbpf_object__find_map(obj, ".rodata"), &zero) : NULL;
 		data = obj ? xbpf_map__lookup_elem(xbpf_object__find_map(obj, ".data"), &zero) : NULL;
-		CHECK(rodata && *rodata == 9);
+		CHECK(rodata && rodata[0] == 9 && rodata[1] == 7);
 		CHECK(data && *data == 11);
 		xbpf_object__close(obj);
 
