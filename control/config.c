@@ -648,35 +648,33 @@ int xlbd_config_reload(struct xlbd_config *cur, bool *ret_dataplane)
 
 bool xlbd_config_given(const struct xlbd_config *cfg, const char *name)
 {
-	for (size_t i = 0; settings[i].name; i++)
-		if (!strcmp(settings[i].name, name))
-			return cfg->given[i];
-	return false;
+	size_t i = 0;
+
+	while (settings[i].name && strcmp(settings[i].name, name))
+		i++;
+	return settings[i].name && cfg->given[i];
 }
 
 static bool is_prime(uint32_t n)
 {
-	if (n < 2)
-		return false;
-	for (uint32_t d = 2; (uint64_t)d * d <= n; d++)
-		if (n % d == 0)
-			return false;
-	return true;
+	uint32_t d = 2;
+
+	while ((uint64_t)d * d <= n && n % d)
+		d++;
+	return n >= 2 && (uint64_t)d * d > n;
 }
 
 int xlbd_config_check_sizes(const struct xlb_settings *set)
 {
 	if (!is_prime(set->ring_size)) {
-		xlbd_log(LOG_ERR, "ring-size %u is not a prime (Maglev needs one: e.g. 4099, 16411, "
-			 "65537, 262147)", set->ring_size);
+		xlbd_log(LOG_ERR, "ring-size %u is not a prime (Maglev needs one)", set->ring_size);
 		return -EINVAL;
 	}
-	if ((uint64_t)set->max_vips * XLB_RING_HALVES * set->ring_size > UINT32_MAX) {
-		xlbd_log(LOG_ERR, "max-vips %u x 2 x ring-size %u ring slots exceed one map (2^32): "
-			 "lower one of them", set->max_vips, set->ring_size);
-		return -EINVAL;
-	}
-	return 0;
+	if ((uint64_t)set->max_vips * XLB_RING_HALVES * set->ring_size <= UINT32_MAX)
+		return 0;
+	xlbd_log(LOG_ERR, "max-vips %u x 2 x ring-size %u exceed one map (2^32 slots)",
+		 set->max_vips, set->ring_size);
+	return -EINVAL;
 }
 
 void xlbd_config_merge_stored(struct xlbd_config *cfg, const struct xlb_settings *stored)

@@ -274,6 +274,12 @@ int main(int argc, char **argv)
 	}
 	if (size_daemon(d) || load_state(d))
 		goto out;
+	/* Attached and programmed: CAP_SYS_ADMIN can go, before any thread starts. */
+	r = xlbd_drop_sys_admin();
+	if (r < 0)
+		xlbd_log(LOG_WARNING, "cannot drop CAP_SYS_ADMIN: %s", strerror(-r));
+	else if (r)
+		xlbd_log(LOG_INFO, "dropped CAP_SYS_ADMIN (the dataplane is attached)");
 
 	if (xlbd_health_start(d))
 		xlbd_log(LOG_WARNING, "health checker did not start, ignoring");

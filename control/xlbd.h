@@ -173,6 +173,8 @@ struct daemon {
 
 void xlbd_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void xlbd_log_set_level(int max_level);
+/* Drop CAP_SYS_ADMIN (daemon.c says why it can go): 1 dropped, 0 not held, -errno. */
+int xlbd_drop_sys_admin(void);
 uint64_t xlbd_now_ns(void);
 const char *xlbd_health_name(enum health_state s);
 /* The audit log of a change (error NULL: applied), with the peer's uid and pid. */
