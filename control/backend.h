@@ -70,6 +70,62 @@ struct xlb_dp_stats {
 	uint64_t new_flows;
 };
 
+/*
+ * Port and worker counters of a dataplane that has its own ports (the
+ * userspace backend's DPDK ports and lcores), X(field, doc).  The API,
+ * lbctl and the Prometheus endpoint name them by these fields.
+ */
+#define XLB_PORT_COUNTERS(X)                                                         \
+	X(rx_packets, "Packets a port received.")                                    \
+	X(rx_bytes, "Bytes a port received.")                                        \
+	X(rx_missed, "Packets a port dropped on receive for want of room.")          \
+	X(rx_errors, "Receive errors of a port.")                                    \
+	X(tx_packets, "Packets a port sent.")                                        \
+	X(tx_bytes, "Bytes a port sent.")                                            \
+	X(tx_errors, "Transmit errors of a port.")
+#define XLB_LCORE_COUNTERS(X)                                                        \
+	X(rx, "Packets a worker lcore received and ran the program on.")             \
+	X(tx, "XDP_TX verdicts of a worker lcore (sent back out of the port).")      \
+	X(redirect, "XDP_REDIRECT verdicts of a worker lcore (sent out of another port).") \
+	X(pass, "XDP_PASS verdicts of a worker lcore (to the host stack).")          \
+	X(drop, "XDP_DROP verdicts of a worker lcore.")                              \
+	X(aborted, "XDP_ABORTED and unknown verdicts of a worker lcore.")            \
+	X(tx_failed, "Verdicts a worker lcore could not send (queue full, no port).") \
+	X(bad_mbuf, "Packets a worker lcore dropped before the program (chained, too short).")
+
+#define XLB_PORT_CTR_ENUM(f, doc) XLB_PC_##f,
+#define XLB_LCORE_CTR_ENUM(f, doc) XLB_LC_##f,
+enum xlb_port_counter { XLB_PORT_COUNTERS(XLB_PORT_CTR_ENUM) XLB_PORT_CTR_CNT };
+enum xlb_lcore_counter { XLB_LCORE_COUNTERS(XLB_LCORE_CTR_ENUM) XLB_LCORE_CTR_CNT };
+#undef XLB_PORT_CTR_ENUM
+#undef XLB_LCORE_CTR_ENUM
+
+#define XLB_DP_MAX_PORTS 32
+#define XLB_DP_MAX_LCORES 128
+
+struct xlb_dp_io {
+	size_t port_cnt;
+	struct {
+		char name[48];
+		const char *role; /* "data" or "exception" */
+		uint32_t ifindex;
+		uint64_t ctr[XLB_PORT_CTR_CNT];
+	} port[XLB_DP_MAX_PORTS];
+	size_t lcore_cnt;
+	struct {
+		uint32_t index; /* the CPU of the per-CPU maps */
+		uint32_t lcore;
+		double load;	/* busy share of the last second */
+		uint64_t ctr[XLB_LCORE_CTR_CNT];
+	} lcore[XLB_DP_MAX_LCORES];
+};
+
+/* The counters' names (the X-macros' fields) and docs, by index. */
+extern const char *const xlb_port_counter_names[XLB_PORT_CTR_CNT];
+extern const char *const xlb_port_counter_docs[XLB_PORT_CTR_CNT];
+extern const char *const xlb_lcore_counter_names[XLB_LCORE_CTR_CNT];
+extern const char *const xlb_lcore_counter_docs[XLB_LCORE_CTR_CNT];
+
 struct xlb_backend;
 
 /* A VIP found in the dataplane when adopting it. */
@@ -83,6 +139,27 @@ struct xlb_dp_vip {
 	uint8_t ring_half;  /* the half packets read now */
 };
 
+/* A connection-table entry (the 5-tuple as the client sent it). */
+struct xlb_dp_conn {
+	struct xlb_ip client;
+	uint16_t cport;
+	struct xlb_ip vip;
+	uint16_t vport;
+	uint8_t proto;
+	uint32_t real_id;
+	uint32_t hash;
+	uint8_t state;	   /* enum xlb_conn_state */
+	uint64_t atime_ns; /* UDP: last packet (CLOCK_MONOTONIC); TCP: 0 */
+};
+
+/* Which entries a connection-table walk visits: a VIP (port 0: any), a real (0: any). */
+struct xlb_conn_filter {
+	struct xlb_ip vip;
+	uint16_t vport;
+	uint8_t proto;
+	uint32_t real_id;
+};
+
 struct xlb_backend_ops {
 	const char *name;
 	/* Load or adopt the dataplane; limits the settings may not exceed go to ret_limits. */
@@ -92,8 +169,12 @@ struct xlb_backend_ops {
 	void (*close)(struct xlb_backend *be, bool keep);
 	int (*config_put)(struct xlb_backend *be, const struct xlb_settings *set,
 			  struct xlb_err *err);
-	/* addr NULL clears the slot. */
-	int (*real_put)(struct xlb_backend *be, uint32_t id, const struct xlb_ip *addr,
+	/*
+	 * Real slot `id`: its address, whether it drains (no new clients by
+	 * session affinity) and its QUIC server id; real NULL clears the slot
+	 * (and its server id).
+	 */
+	int (*real_put)(struct xlb_backend *be, uint32_t id, const struct xlb_real_cfg *real,
 			struct xlb_err *err);
 	/* ring: ring_size real ids to publish (double-buffered), or NULL to keep the ring. */
 	int (*vip_put)(struct xlb_backend *be, const struct xlb_vip_cfg *vip, const uint32_t *ring,
@@ -109,6 +190,8 @@ struct xlb_backend_ops {
 	int (*vip_counters)(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret);
 	int (*real_counters)(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret);
 	int (*stats)(struct xlb_backend *be, struct xlb_dp_stats *ret);
+	/* Optional: the dataplane's own ports and worker lcores (-ENOENT: none known yet). */
+	int (*io_stats)(struct xlb_backend *be, struct xlb_dp_io *ret);
 	/* Status as a JSON object (caller decrefs). */
 	json_t *(*status)(struct xlb_backend *be);
 	/*
@@ -118,6 +201,19 @@ struct xlb_backend_ops {
 	 */
 	int (*hc_real_put)(struct xlb_backend *be, uint32_t mark, const struct xlb_ip *addr,
 			   enum xlb_encap encap, struct xlb_err *err);
+	/* One flow's entry: 1 and *ret, 0 when the table has none, or -errno. */
+	int (*conn_lookup)(struct xlb_backend *be, const struct xlb_dp_conn *key,
+			   struct xlb_dp_conn *ret);
+	/* The entries the filter selects, up to max in ret (may be NULL); returns their count. */
+	int (*conn_list)(struct xlb_backend *be, const struct xlb_conn_filter *f,
+			 struct xlb_dp_conn *ret, size_t max);
+	/* Delete the entries the filter selects; returns how many. */
+	int (*conn_flush)(struct xlb_backend *be, const struct xlb_conn_filter *f);
+	/*
+	 * Active flows per real id (established TCP not closed by the client,
+	 * UDP younger than its timeout) into active[0..n); 0 or -errno.
+	 */
+	int (*conn_active)(struct xlb_backend *be, uint32_t *active, size_t n, uint64_t udp_timeout_ns);
 };
 
 /* skb mark of the encapsulated health probes of a real (base: hc_mark_base). */

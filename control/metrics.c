@@ -3,7 +3,8 @@
  * Prometheus text exposition (version 0.0.4) on a loopback HTTP port,
  * served by libmicrohttpd's own thread: per VIP and per real packets and
  * bytes, reals' health and ring membership, LRU hits/misses and hit ratio,
- * new flows, and every drop/pass reason by the dataplane's name for it.
+ * new flows, every drop/pass reason by the dataplane's name for it, and
+ * the ports and worker lcores of a backend that has its own (DPDK).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -55,10 +56,47 @@ static void bprintf(struct buf *b, const char *fmt, ...)
 	}
 }
 
+/* The ports and worker lcores of a backend that has its own (the userspace backend's). */
+static void render_io(struct daemon *d, struct buf *b)
+{
+	struct xlb_dp_io *io;
+
+	if (!d->be.ops->io_stats || !(io = calloc(1, sizeof(*io))))
+		return;
+	if (d->be.ops->io_stats(&d->be, io)) {
+		free(io);
+		return;
+	}
+	for (int c = 0; c < XLB_PORT_CTR_CNT; c++) {
+		bprintf(b, "# HELP xlb_port_%s_total %s\n# TYPE xlb_port_%s_total counter\n",
+			xlb_port_counter_names[c], xlb_port_counter_docs[c], xlb_port_counter_names[c]);
+		for (size_t i = 0; i < io->port_cnt; i++)
+			bprintf(b, "xlb_port_%s_total{port=\"%s\",role=\"%s\"} %llu\n",
+				xlb_port_counter_names[c], io->port[i].name, io->port[i].role,
+				(unsigned long long)io->port[i].ctr[c]);
+	}
+	for (int c = 0; c < XLB_LCORE_CTR_CNT; c++) {
+		bprintf(b, "# HELP xlb_lcore_%s_total %s\n# TYPE xlb_lcore_%s_total counter\n",
+			xlb_lcore_counter_names[c], xlb_lcore_counter_docs[c],
+			xlb_lcore_counter_names[c]);
+		for (size_t i = 0; i < io->lcore_cnt; i++)
+			bprintf(b, "xlb_lcore_%s_total{lcore=\"%u\",cpu=\"%u\"} %llu\n",
+				xlb_lcore_counter_names[c], io->lcore[i].lcore, io->lcore[i].index,
+				(unsigned long long)io->lcore[i].ctr[c]);
+	}
+	bprintf(b, "# HELP xlb_lcore_load Busy share of a worker lcore over the last second.\n"
+		   "# TYPE xlb_lcore_load gauge\n");
+	for (size_t i = 0; i < io->lcore_cnt; i++)
+		bprintf(b, "xlb_lcore_load{lcore=\"%u\",cpu=\"%u\"} %.3f\n", io->lcore[i].lcore,
+			io->lcore[i].index, io->lcore[i].load);
+	free(io);
+}
+
 static void render(struct daemon *d, struct buf *b)
 {
 	const struct xlb_backend_ops *ops = d->be.ops;
 	struct xlb_dp_stats *st = calloc(1, sizeof(*st));
+	uint32_t *active;
 	char vs[64], rs[64];
 
 	if (!st)
@@ -110,7 +148,16 @@ static void render(struct daemon *d, struct buf *b)
 		   "# HELP xlb_real_ring_slots Slots a real holds in its VIP's Maglev ring.\n"
 		   "# TYPE xlb_real_ring_slots gauge\n"
 		   "# HELP xlb_real_weight Configured weight of a real.\n"
-		   "# TYPE xlb_real_weight gauge\n");
+		   "# TYPE xlb_real_weight gauge\n"
+		   "# HELP xlb_real_active_flows Connection-table entries of a real that are active "
+		   "(TCP established and not closed by the client, UDP within its timeout).\n"
+		   "# TYPE xlb_real_active_flows gauge\n");
+	active = calloc(d->settings.max_reals, sizeof(*active));
+	if (active && (!ops->conn_active ||
+		       ops->conn_active(&d->be, active, d->settings.max_reals, 0) < 0)) {
+		free(active);
+		active = NULL;
+	}
 	for (size_t i = 0; i < d->state.vip_cnt; i++) {
 		const struct xlb_vip_cfg *v = &d->state.vips[i];
 		uint32_t slots[v->real_cnt ? v->real_cnt : 1];
@@ -137,8 +184,11 @@ static void render(struct daemon *d, struct buf *b)
 			bprintf(b, "xlb_real_in_ring{%s} %d\n", lbl, slots[j] > 0);
 			bprintf(b, "xlb_real_ring_slots{%s} %u\n", lbl, slots[j]);
 			bprintf(b, "xlb_real_weight{%s} %u\n", lbl, r->weight);
+			if (active && r->id < d->settings.max_reals)
+				bprintf(b, "xlb_real_active_flows{%s} %u\n", lbl, active[r->id]);
 		}
 	}
+	free(active);
 	bprintf(b, "# HELP xlb_reason_packets_total Packets by final verdict reason of the dataplane.\n"
 		   "# TYPE xlb_reason_packets_total counter\n");
 	for (size_t r = 1; r < st->reason_cnt; r++)
@@ -164,6 +214,7 @@ static void render(struct daemon *d, struct buf *b)
 			0.0,
 		(unsigned long long)st->new_flows, (unsigned long long)d->changes);
 	free(st);
+	render_io(d, b);
 }
 
 static mhd_result handle(void *cls, struct MHD_Connection *conn, const char *url,

@@ -77,7 +77,7 @@ struct userspace {
 uint64_t userspace_now_ns(void);
 int userspace_config_put(struct xlb_backend *be, const struct xlb_settings *set,
 			 struct xlb_err *err);
-int userspace_real_put(struct xlb_backend *be, uint32_t id, const struct xlb_ip *addr,
+int userspace_real_put(struct xlb_backend *be, uint32_t id, const struct xlb_real_cfg *real,
 		       struct xlb_err *err);
 int userspace_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip, const uint32_t *ring,
 		      struct xlb_err *err);
@@ -96,6 +96,7 @@ bool userspace_dpdk_alive(const struct xlb_dpdk_status *st);
 int userspace_vip_counters(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret);
 int userspace_real_counters(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret);
 int userspace_stats(struct xlb_backend *be, struct xlb_dp_stats *ret);
+int userspace_io_stats(struct xlb_backend *be, struct xlb_dp_io *ret);
 json_t *userspace_status(struct xlb_backend *be);
 
 #endif /* XLB_USERSPACE_H */

@@ -8,7 +8,8 @@
  *   reconcile.c  shadow, Maglev rings, reconcile, transactions (commit)
  *   adopt.c      what the dataplane holds at start (adopt, refuse, reset)
  *   view.c       how VIPs and reals are shown (JSON objects, lookups)
- *   api_*.c      the API handlers, one file per group of ops
+ *   api_*.c      the API handlers, one file per group of ops (api_conn.c:
+ *                the connection table)
  *   api.c        request parsing and dispatch to the ops tables
  *   reload.c     SIGHUP: the live settings again
  *   server.c     the UNIX socket server
@@ -50,6 +51,9 @@ struct shadow_vip {
 	uint8_t proto;
 	uint32_t flags;
 	enum xlb_encap encap;
+	uint16_t affinity_s;
+	uint8_t allow_cnt;
+	struct xlb_prefix allow[XLB_ALLOW_PER_VIP];
 	bool ring_known;
 	uint64_t ring_sig; /* what the ring was built from (see ring_signature()) */
 	uint32_t *ring;	   /* ring_size real ids, 0 = empty */
@@ -58,6 +62,8 @@ struct shadow_vip {
 struct shadow_real {
 	bool present;
 	struct xlb_ip addr;
+	bool draining;
+	uint32_t server_id;
 };
 
 enum health_state {
@@ -230,6 +236,8 @@ int xlbd_ring_slots(struct daemon *d, const struct xlb_vip_cfg *v, uint32_t *ret
 json_t *xlbd_real_json(const struct daemon *d, const struct xlb_vip_cfg *v,
 		       const struct xlb_real_cfg *r, uint32_t slots);
 json_t *xlbd_vip_full_json(struct daemon *d, const struct xlb_vip_cfg *v);
+/* {"ports": [...], "lcores": [...]} of a backend with its own ports; NULL if it has none. */
+json_t *xlbd_io_json(struct daemon *d);
 
 /* ---- api_*.c ------------------------------------------------------------- */
 
@@ -250,6 +258,7 @@ struct xlbd_op {
 extern const struct xlbd_op xlbd_ops_vip[];   /* api_vip.c: vip.* and real.* */
 extern const struct xlbd_op xlbd_ops_info[];  /* api_info.c: ping, stats, status, health, export */
 extern const struct xlbd_op xlbd_ops_apply[]; /* api_apply.c: apply */
+extern const struct xlbd_op xlbd_ops_conn[];  /* api_conn.c: conn.lookup/list/flush */
 
 /* ---- api.c --------------------------------------------------------------- */
 
