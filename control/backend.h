@@ -39,6 +39,10 @@ struct xlb_backend_opts {
 	enum xlb_verify_policy verify;
 	enum xlb_xdp_mode xdp_mode;
 	bool skb_mode; /* generic XDP only */
+	/* Pinned maps of other sizes than the settings': replace the dataplane (else refused). */
+	bool resize;
+	/* --cleanup: whatever sizes the pinned dataplane has. */
+	bool any_size;
 	const struct xlb_settings *settings;
 	/* Log callback (the daemon's), level as syslog's LOG_*. */
 	void (*log)(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -69,19 +69,17 @@ static int kernel_open(struct xlb_backend *be, const struct xlb_backend_opts *op
 	if (strlen(opts->pin_root) >= sizeof(k->pin_root) || opts->pin_root[0] != '/')
 		return xlb_err_set(err, -EINVAL, "pin root must be an absolute path under 256 bytes");
 	snprintf(k->pin_root, sizeof(k->pin_root), "%s", opts->pin_root);
-	be->max_vips = XLB_MAX_VIPS;
-	be->max_reals = XLB_MAX_REALS;
-	be->ring_size = XLB_RING_SIZE;
+	/* The dataplane is loaded at the settings' sizes, or refused (kernel_sizes.c). */
+	be->max_vips = k->max_vips = set->max_vips;
+	be->max_reals = k->max_reals = set->max_reals;
+	be->ring_size = k->ring_size = set->ring_size;
 	k->ncpus = libbpf_num_possible_cpus();
 	if (k->ncpus <= 0)
 		return xlb_err_set(err, -EIO, "cannot count possible CPUs");
-	k->keys = malloc(XLB_RING_SIZE * sizeof(*k->keys));
-	if (!k->keys)
-		return xlb_err_set(err, -ENOMEM, "out of memory");
 	if (!set->iface_cnt)
 		return xlb_err_set(err, -EINVAL, "no interface configured");
 
-	ret = kernel_attach(k, err);
+	ret = kernel_attach(k, err) ?: kernel_maps_init(k, err);
 	if (!ret)
 		kernel_hc_setup(k);
 	return ret;
@@ -109,7 +107,7 @@ static void kernel_close(struct xlb_backend *be, bool keep)
 	free(k->hc_img.buf);
 	if (k->lock_fd >= 0)
 		close(k->lock_fd);
-	free(k->keys);
+	kernel_maps_free(k);
 	free(k);
 	be->priv = NULL;
 }

@@ -145,6 +145,27 @@ static int open_maps(struct userspace *u, struct xlb_err *err)
 	return 0;
 }
 
+/* The dataplane's sizes are those of xlb-dpdk's maps (it chose them: --max-vips ...). */
+static int take_sizes(struct xlb_backend *be, struct userspace *u, struct xlb_err *err)
+{
+	struct kernel *k = &u->k;
+	uint32_t rings = xbpf_map__spec(k->um[KM_RINGS])->max_entries;
+
+	k->max_vips = xbpf_map__spec(k->um[KM_VIPS])->max_entries;
+	k->max_reals = xbpf_map__spec(k->um[KM_REALS])->max_entries;
+	k->ring_size = k->max_vips ? rings / (XLB_RING_HALVES * k->max_vips) : 0;
+	if (!k->max_vips || !k->max_reals || !k->ring_size ||
+	    (uint64_t)k->ring_size * XLB_RING_HALVES * k->max_vips != rings)
+		return xlb_err_set(err, -EPROTO,
+				   "%s: xlb_rings (%u entries) is not 2 halves per VIP slot of "
+				   "xlb_vips (%u)",
+				   u->maps_dir, rings, k->max_vips);
+	be->max_vips = k->max_vips;
+	be->max_reals = k->max_reals;
+	be->ring_size = k->ring_size;
+	return 0;
+}
+
 /* Same file (device and inode)? */
 static bool same_file(const char *a, const char *b)
 {
@@ -202,12 +223,6 @@ static int userspace_open(struct xlb_backend *be, const struct xlb_backend_opts 
 		k->fd[m] = -1;
 	k->tx_fd = k->hc_reals_fd = k->lock_fd = -1;
 	k->verify_result = 1;
-	be->max_vips = XLB_MAX_VIPS;
-	be->max_reals = XLB_MAX_REALS;
-	be->ring_size = XLB_RING_SIZE;
-	k->keys = malloc(XLB_RING_SIZE * sizeof(*k->keys));
-	if (!k->keys)
-		return xlb_err_set(err, -ENOMEM, "out of memory");
 	if (dir[0] != '/' || strlen(dir) >= sizeof(u->run_dir))
 		return xlb_err_set(err, -EINVAL, "the xlb-dpdk run directory must be an absolute "
 						 "path under %zu bytes",
@@ -219,6 +234,8 @@ static int userspace_open(struct xlb_backend *be, const struct xlb_backend_opts 
 	/* one xlbd per dataplane: the run directory's lock (lock.c), the holder named */
 	ret = ret ?: xlb_lock_dir(u->run_dir, "xlb-dpdk run dir", &k->lock_fd, err);
 	ret = ret ?: open_maps(u, err);
+	ret = ret ?: take_sizes(be, u, err);
+	ret = ret ?: kernel_maps_init(k, err);
 	ret = ret ?: verify_gate(u, err);
 	if (!ret)
 		ulog(u, LOG_INFO, "userspace backend: programming xlb-dpdk's maps in %s (%d lcore(s))",
@@ -266,7 +283,7 @@ static void userspace_close(struct xlb_backend *be, bool keep)
 	if (u->k.lock_fd >= 0)
 		close(u->k.lock_fd); /* releases the flock */
 	json_decref(u->k.verify_json);
-	free(u->k.keys);
+	kernel_maps_free(&u->k);
 	free(u);
 	be->priv = NULL;
 }

@@ -26,9 +26,10 @@
 
 #include "xlb_cli.h"
 #include "xlbd.h"
+#include "xlb_shared.h"
 
 #define CONFIG_DEFAULT "/etc/xlb/xlbd.yaml"
-#define CONFIG_MAX_BYTES (1024 * 1024)
+#define CONFIG_MAX_BYTES XLB_CONFIG_MAX_BYTES
 
 /* Row flags of ours (xlb_cli_opt.user). */
 enum {
@@ -310,6 +311,17 @@ static const struct xlb_cli_opt settings[] = {
 	{ "lru-size", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(set.lru_size), "N",
 	  "connection-table entries per CPU", .def = "65536", .min = 1, .max = 100000000,
 	  .user = SET_STORED },
+	{ "max-vips", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(set.max_vips), "N",
+	  "VIP slots of the dataplane, ids 0 .. N-1 (sizes the maps at load; the rings take N x 2 x "
+	  "ring-size x 8 bytes of kernel memory)", .def = "512", .min = 1, .max = 65536,
+	  .user = SET_STORED },
+	{ "max-reals", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(set.max_reals), "N",
+	  "real slots of the dataplane, ids 1 .. N-1 (sizes the maps at load)", .def = "4096",
+	  .min = 2, .max = 1048576, .user = SET_STORED },
+	{ "ring-size", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(set.ring_size), "PRIME",
+	  "Maglev ring slots per VIP, a prime: more slots follow the weights more closely and take "
+	  "more memory (at least 100 x the reals of the largest VIP is Maglev's advice)",
+	  .def = "65537", .min = 3, .max = XLB_RING_SIZE_MAX, .user = SET_STORED },
 	{ "max-new-flows-per-sec", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(set.max_new_flows_per_sec),
 	  "N", "flood guard: new connection-table entries per CPU and second (0: unlimited)",
 	  .def = "0", .user = SET_STORED | SET_LIVE },
@@ -376,6 +388,11 @@ static const struct xlb_cli_opt settings[] = {
 	  "(rings kept; weights from the slots each real holds; health checks are lost)" },
 	{ "reset", 0, XLB_CLI_FLAG, 0, C(reset), NULL,
 	  "with an empty store over a dataplane that holds VIPs: remove them" },
+	{ "resize-dataplane", 0, XLB_CLI_FLAG, 0, C(resize), NULL,
+	  "when the pinned dataplane's sizes (max-vips, max-reals, ring-size, lru-size) are not the "
+	  "settings': detach it, drop its maps and load the new sizes, refilled from the store "
+	  "(the connection table starts empty: established flows may move).  Without it such a "
+	  "start is refused" },
 	{ "verbose", 'v', XLB_CLI_FLAG, 0, C(verbose), NULL, "debug logging" },
 	{ "version", 'V', XLB_CLI_FLAG, 0, C(version), NULL, "print the version and exit" },
 	{ "help", 'h', XLB_CLI_FLAG, 0, C(help), NULL, "show this help and exit" },
@@ -627,6 +644,37 @@ int xlbd_config_reload(struct xlbd_config *cur, bool *ret_dataplane)
 	/* String settings of cur may point into the old JSON: it stays (one per reload). */
 	json_decref(next.initial);
 	return changed;
+}
+
+bool xlbd_config_given(const struct xlbd_config *cfg, const char *name)
+{
+	size_t i = 0;
+
+	while (settings[i].name && strcmp(settings[i].name, name))
+		i++;
+	return settings[i].name && cfg->given[i];
+}
+
+static bool is_prime(uint32_t n)
+{
+	uint32_t d = 2;
+
+	while ((uint64_t)d * d <= n && n % d)
+		d++;
+	return n >= 2 && (uint64_t)d * d > n;
+}
+
+int xlbd_config_check_sizes(const struct xlb_settings *set)
+{
+	if (!is_prime(set->ring_size)) {
+		xlbd_log(LOG_ERR, "ring-size %u is not a prime (Maglev needs one)", set->ring_size);
+		return -EINVAL;
+	}
+	if ((uint64_t)set->max_vips * XLB_RING_HALVES * set->ring_size <= UINT32_MAX)
+		return 0;
+	xlbd_log(LOG_ERR, "max-vips %u x 2 x ring-size %u exceed one map (2^32 slots)",
+		 set->max_vips, set->ring_size);
+	return -EINVAL;
 }
 
 void xlbd_config_merge_stored(struct xlbd_config *cfg, const struct xlb_settings *stored)

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * The bottom of xlbd: logging to stderr in journald's "<N>" form, the
- * monotonic clock, and names.  Calls nothing else of xlbd, so every other
+ * monotonic clock, names, and dropping CAP_SYS_ADMIN once attached.  Calls nothing else of xlbd, so every other
  * file may use it.
  */
+#include <errno.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <systemd/sd-journal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -80,4 +85,34 @@ void xlbd_audit(const struct xlbd_peer *p, const char *what, const char *error, 
 	else
 		xlbd_log(LOG_NOTICE, "uid %u pid %d: %s (%.1f ms)", (unsigned)p->uid, (int)p->pid, what,
 			 ms);
+}
+
+/*
+ * Once the dataplane is attached (or adopted) and programmed, xlbd needs
+ * CAP_SYS_ADMIN no more: map updates go through the fds it holds, status
+ * reads attachment over netlink, health probes need CAP_NET_ADMIN (SO_MARK),
+ * a reload changes map values only, and a restart (the watchdog's too) is a
+ * new process that gets the unit's capabilities again.  Dropped from the
+ * effective, permitted, inheritable and ambient sets of this thread before
+ * any other thread starts (threads inherit them); the bounding set needs
+ * CAP_SETPCAP, which xlbd does not have, and does not matter under
+ * NoNewPrivileges.  Returns 1 if dropped, 0 if it was not held, -errno.
+ */
+int xlbd_drop_sys_admin(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+	const unsigned int word = CAP_SYS_ADMIN / 32, bit = 1u << (CAP_SYS_ADMIN % 32);
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	if (!(data[word].permitted & bit))
+		return 0;
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, CAP_SYS_ADMIN, 0, 0);
+	data[word].effective &= ~bit;
+	data[word].permitted &= ~bit;
+	data[word].inheritable &= ~bit;
+	if (syscall(SYS_capset, &hdr, data))
+		return -errno;
+	return 1;
 }

@@ -16,7 +16,7 @@
 
 #include "xlb_control.h"
 
-#define CONFIG_MAX_BYTES (1024 * 1024)
+#define CONFIG_MAX_BYTES XLB_CONFIG_MAX_BYTES
 
 /* "no-sport dport-only ..." for messages, from the dataplane's lists. */
 static const char flag_list[] = ""

@@ -5,16 +5,18 @@
  *
  *   kernel_pin.c    attach and pin: bpffs, adoption of a running program,
  *                   verifier gate, load, libxdp attach, detach and unpin
+ *   kernel_sizes.c  the maps' names and sizes: set at load, pins of other sizes refused
  *   kernel_maps.c   the maps: config, reals, VIPs and their rings
  *   kernel_hc.c     the healthcheck tc program (encapsulated probes)
  *   kernel_stats.c  counters, stats and status
  *   kernel_iface.c  interfaces: egress (redirect), MTU, MACs (xlb_ifaces)
  *   kernel_conn.c   the connection table: lookup, list, flush, active flows
+ *   kernel_sizes.c  the maps' sizes and rodata bounds from the settings
  *   kernel_mapio.c  the maps code's access to the maps: bpf(2) on fd[], or
  *                   xlb's shared maps on um[] (the userspace backend runs
  *                   kernel_maps.c, kernel_stats.c and kernel_conn.c over
  *                   xlb-dpdk's maps: backend_userspace.c, userspace.h)
- *   backend_kernel.c  open/close and the ops table (calls the four)
+ *   backend_kernel.c  open/close and the ops table (calls the others)
  */
 #ifndef XLB_KERNEL_H
 #define XLB_KERNEL_H
@@ -92,11 +94,15 @@ struct kernel {
 	struct kernel_image img;    /* balancer.bpf.o */
 	struct kernel_image hc_img; /* healthcheck.bpf.o */
 	json_t *hc_verify_json;
-	uint8_t ring_half[XLB_MAX_VIPS];
-	uint32_t server_id[XLB_MAX_REALS]; /* pushed per real slot, to retire old ids */
-	bool vip_present[XLB_MAX_VIPS];
-	uint64_t retired_ns[XLB_MAX_VIPS];
-	uint32_t *keys;
+	/* The dataplane's sizes: the settings' (kernel), xlb-dpdk's maps' (userspace). */
+	uint32_t max_vips, max_reals, ring_size;
+	/* Per VIP id (max_vips of them): what this daemon knows of the maps. */
+	uint8_t *ring_half;
+	bool *vip_present;
+	uint64_t *retired_ns;
+	uint32_t *server_id;	 /* per real id (max_reals): pushed, to retire old ids */
+	struct xlb_ip *vip_addr; /* of the VIPs present: the VIP filter's input */
+	uint32_t *keys;		 /* ring_size ring keys */
 	/* The healthcheck tc program (encapsulated probes). */
 	struct bpf_object *hc_obj;
 	int hc_reals_fd;
@@ -143,7 +149,20 @@ int km_update_batch(struct kernel *k, enum kmap m, const void *keys, const void 
 int km_lookup_batch(struct kernel *k, enum kmap m, void *in, void *out, void *keys, void *vals,
 		    __u32 *count);
 
+/* kernel_sizes.c */
+/* Set the maps' max_entries and the rodata bounds from the settings (before load). */
+int kernel_sizes_apply(struct kernel *k, struct xlb_err *err);
+/*
+ * Do the pinned maps have the settings' sizes?  0 if so, or if
+ * --resize-dataplane asks to replace them (*ret_resize); -EEXIST with both
+ * sizes and the ways out in err (and the log) otherwise.
+ */
+int kernel_sizes_check(struct kernel *k, bool *ret_resize, struct xlb_err *err);
+
 /* kernel_maps.c (the userspace backend programs xlb-dpdk's maps with it too) */
+/* The per-VIP arrays for k's sizes (max_vips ...), seeded from the VIPs the maps hold. */
+int kernel_maps_init(struct kernel *k, struct xlb_err *err);
+void kernel_maps_free(struct kernel *k);
 uint64_t kernel_now_ns(void);
 void kernel_to_dp_addr(const struct xlb_ip *a, union xlb_addr *ret, __u8 *ret_family);
 int kernel_map_err(struct xlb_err *err, const char *what, int e);

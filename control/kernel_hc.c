@@ -87,6 +87,10 @@ void kernel_hc_setup(struct kernel *k)
 
 		k->hc_obj = bpf_object__open_mem(k->hc_img.buf, k->hc_img.len, &oopts);
 	}
+	/* One probe mark per real slot (xlb_shared.h, "Sizes"). */
+	if (!libbpf_get_error(k->hc_obj))
+		bpf_map__set_max_entries(bpf_object__find_map_by_name(k->hc_obj, "xlb_hc_reals"),
+					 set->max_reals);
 	if (libbpf_get_error(k->hc_obj) || (ret = bpf_object__load(k->hc_obj))) {
 		snprintf(k->hc_msg, sizeof(k->hc_msg), "cannot load %.150s", path);
 		if (!libbpf_get_error(k->hc_obj))

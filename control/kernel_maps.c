@@ -76,30 +76,64 @@ int kernel_config_put(struct xlb_backend *be, const struct xlb_settings *set,
 	return 0;
 }
 
-/*
- * The VIP address filter from the VIP addresses the dataplane holds (plus
- * `extra`, about to be one).  Bits of addresses that stay are set in the
- * old value and the new one alike, so a reader never sees them clear while
- * the value is rewritten in place.
- */
-static int vip_filter_put(struct kernel *k, const struct xlb_ip *extra, struct xlb_err *err)
+int kernel_maps_init(struct kernel *k, struct xlb_err *err)
 {
-	static struct xlb_dp_vip vips[XLB_MAX_VIPS];
+	struct xlb_dp_vip *vips;
+	int n;
+
+	k->keys = malloc(k->ring_size * sizeof(*k->keys));
+	k->ring_half = calloc(k->max_vips, sizeof(*k->ring_half));
+	k->vip_present = calloc(k->max_vips, sizeof(*k->vip_present));
+	k->retired_ns = calloc(k->max_vips, sizeof(*k->retired_ns));
+	k->vip_addr = calloc(k->max_vips, sizeof(*k->vip_addr));
+	k->server_id = calloc(k->max_reals, sizeof(*k->server_id));
+	vips = calloc(k->max_vips, sizeof(*vips));
+	if (!k->keys || !k->ring_half || !k->vip_present || !k->retired_ns || !k->vip_addr ||
+	    !k->server_id || !vips) {
+		free(vips);
+		return xlb_err_set(err, -ENOMEM, "out of memory");
+	}
+	/* What an adopted dataplane holds already counts for the VIP filter. */
+	n = kernel_vip_list(&(struct xlb_backend){ .priv = k }, vips, k->max_vips);
+	for (int i = 0; i < n && i < (int)k->max_vips; i++) {
+		if (vips[i].id >= k->max_vips)
+			continue;
+		k->vip_present[vips[i].id] = true;
+		k->vip_addr[vips[i].id] = vips[i].addr;
+		k->ring_half[vips[i].id] = vips[i].ring_half;
+	}
+	free(vips);
+	return n < 0 ? xlb_err_set(err, n, "cannot list the dataplane's VIPs") : 0;
+}
+
+void kernel_maps_free(struct kernel *k)
+{
+	free(k->keys);
+	free(k->ring_half);
+	free(k->vip_present);
+	free(k->retired_ns);
+	free(k->vip_addr);
+	free(k->server_id);
+}
+
+/*
+ * The VIP address filter from the VIP addresses the dataplane holds (as
+ * this daemon wrote them, k->vip_addr: no map walk, so a put stays cheap at
+ * thousands of VIPs).  Bits of addresses that stay are set in the old value
+ * and the new one alike, so a reader never sees them clear while the value
+ * is rewritten in place.
+ */
+static int vip_filter_put(struct kernel *k, struct xlb_err *err)
+{
 	struct xlb_vip_filter f = { .enabled = 1 };
 	union xlb_addr a;
 	__u32 zero = 0, bit;
 	__u8 fam;
-	int n;
 
-	n = kernel_vip_list(&(struct xlb_backend){ .priv = k }, vips, XLB_MAX_VIPS);
-	if (n < 0)
-		return xlb_err_set(err, n, "cannot list the dataplane's VIPs");
-	for (int i = 0; i <= n && i <= XLB_MAX_VIPS; i++) {
-		const struct xlb_ip *ip = i < n && i < XLB_MAX_VIPS ? &vips[i].addr : extra;
-
-		if (!ip)
+	for (uint32_t id = 0; id < k->max_vips; id++) {
+		if (!k->vip_present[id])
 			continue;
-		kernel_to_dp_addr(ip, &a, &fam);
+		kernel_to_dp_addr(&k->vip_addr[id], &a, &fam);
 		bit = xlb_vip_filter_bit(&a);
 		f.bits[bit / 64] |= 1ull << (bit % 64);
 	}
@@ -120,7 +154,7 @@ int kernel_real_put(struct xlb_backend *be, uint32_t id, const struct xlb_real_c
 	uint32_t sid = real ? real->server_id : 0, old, cur;
 	struct xlb_real r = { 0 };
 
-	if (id == 0 || id >= XLB_MAX_REALS)
+	if (id == 0 || id >= be->max_reals)
 		return xlb_err_set(err, -ERANGE, "real id %u out of range", id);
 	old = k->server_id[id];
 	if (old && old != sid && !km_lookup(k, KM_SERVER_IDS, &old, &cur) &&
@@ -194,9 +228,9 @@ static void vip_key_of(const struct xlb_ip *addr, uint16_t port, uint8_t proto,
 static int write_half(struct kernel *k, uint32_t vip_id, unsigned int half, const uint32_t *ring,
 		      struct xlb_err *err)
 {
-	uint32_t base = (vip_id * XLB_RING_HALVES + half) * XLB_RING_SIZE;
+	uint32_t size = k->ring_size, base = (vip_id * XLB_RING_HALVES + half) * size;
 	uint64_t since = kernel_now_ns() - k->retired_ns[vip_id];
-	__u32 count = XLB_RING_SIZE;
+	__u32 count = size;
 
 	if (k->retired_ns[vip_id] && since < XLB_RING_GRACE_NS) {
 		uint64_t wait = XLB_RING_GRACE_NS - since;
@@ -204,13 +238,13 @@ static int write_half(struct kernel *k, uint32_t vip_id, unsigned int half, cons
 
 		nanosleep(&ts, NULL);
 	}
-	for (uint32_t i = 0; i < XLB_RING_SIZE; i++)
+	for (uint32_t i = 0; i < size; i++)
 		k->keys[i] = base + i;
 	if (!km_update_batch(k, KM_RINGS, k->keys, ring, &count))
 		return 0;
 	if (errno != EINVAL && errno != 524 /* ENOTSUPP */ && errno != EOPNOTSUPP)
 		return kernel_map_err(err, "batch update xlb_rings", errno);
-	for (uint32_t i = 0; i < XLB_RING_SIZE; i++)
+	for (uint32_t i = 0; i < size; i++)
 		if (km_update(k, KM_RINGS, &k->keys[i], &ring[i], BPF_ANY))
 			return kernel_map_err(err, "update xlb_rings", errno);
 	return 0;
@@ -226,7 +260,7 @@ int kernel_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip,
 	bool exists;
 	int ret;
 
-	if (vip->id >= XLB_MAX_VIPS)
+	if (vip->id >= be->max_vips)
 		return xlb_err_set(err, -ERANGE, "VIP id %u out of range", vip->id);
 	vip_key_of(&vip->addr, vip->port, vip->proto, &key);
 	exists = !km_lookup(k, KM_VIPS, &key, &old);
@@ -251,12 +285,16 @@ int kernel_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip,
 		return kernel_map_err(err, "update xlb_vips", errno);
 	if (ring && exists)
 		k->retired_ns[vip->id] = kernel_now_ns();
+	/* The key moved to another id: the old id no longer holds it. */
+	if (exists && old.vip_num != vip->id && old.vip_num < be->max_vips)
+		k->vip_present[old.vip_num] = false;
 	k->ring_half[vip->id] = meta.ring_half;
 	k->vip_present[vip->id] = true;
+	k->vip_addr[vip->id] = vip->addr;
 	kernel_to_dp_addr(&vip->addr, &akey.addr, &akey.family);
 	if (km_update(k, KM_VIP_ADDRS, &akey, &meta.vip_num, BPF_ANY))
 		return kernel_map_err(err, "update xlb_vip_addrs", errno);
-	return vip_filter_put(k, &vip->addr, err);
+	return vip_filter_put(k, err);
 }
 
 int kernel_vip_list(struct xlb_backend *be, struct xlb_dp_vip *ret, size_t max)
@@ -319,14 +357,12 @@ int kernel_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t p
 	struct kernel *k = be->priv;
 	struct xlb_vip_key key;
 	struct xlb_addr_key akey = { 0 };
-	struct xlb_dp_vip others[XLB_MAX_VIPS];
 	bool addr_used = false;
-	int n;
 
 	vip_key_of(addr, port, proto, &key);
 	if (km_delete(k, KM_VIPS, &key) && errno != ENOENT)
 		return kernel_map_err(err, "delete from xlb_vips", errno);
-	if (id < XLB_MAX_VIPS) {
+	if (id < be->max_vips) {
 		/* Its allow-list goes with it (a VIP taking the id starts clean). */
 		static struct xlb_vip_cfg none;
 		int ret;
@@ -336,19 +372,18 @@ int kernel_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t p
 		if (ret)
 			return ret;
 	}
-	if (id < XLB_MAX_VIPS) {
+	if (id < be->max_vips) {
 		k->vip_present[id] = false;
 		k->retired_ns[id] = kernel_now_ns();
 	}
 	/* The address leaves xlb_vip_addrs with its last VIP. */
-	n = kernel_vip_list(be, others, XLB_MAX_VIPS);
-	for (int i = 0; i < n && i < XLB_MAX_VIPS; i++)
-		if (xlb_addr_eq(&others[i].addr, addr))
+	for (uint32_t i = 0; i < be->max_vips; i++)
+		if (k->vip_present[i] && xlb_addr_eq(&k->vip_addr[i], addr))
 			addr_used = true;
 	if (!addr_used) {
 		kernel_to_dp_addr(addr, &akey.addr, &akey.family);
 		if (km_delete(k, KM_VIP_ADDRS, &akey) && errno != ENOENT)
 			return kernel_map_err(err, "delete from xlb_vip_addrs", errno);
 	}
-	return addr_used ? 0 : vip_filter_put(k, NULL, err);
+	return addr_used ? 0 : vip_filter_put(k, err);
 }

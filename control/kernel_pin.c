@@ -30,25 +30,6 @@
 #define BPF_FS_MAGIC 0xcafe4a11
 #endif
 
-const char *const kernel_map_names[KM_CNT] = {
-	[KM_VIPS] = "xlb_vips",
-	[KM_VIP_ADDRS] = "xlb_vip_addrs",
-	[KM_REALS] = "xlb_reals",
-	[KM_RINGS] = "xlb_rings",
-	[KM_CONNS] = "xlb_conns",
-	[KM_CONFIG] = "xlb_config",
-	[KM_VIP_STATS] = "xlb_vip_stats",
-	[KM_REAL_STATS] = "xlb_real_stats",
-	[KM_REASON_STATS] = "xlb_reason_stats",
-	[KM_EVENT_STATS] = "xlb_event_stats",
-	[KM_IFACES] = "xlb_ifaces",
-	[KM_VIP_FILTER] = "xlb_vip_filter",
-	[KM_SERVER_IDS] = "xlb_server_ids",
-	[KM_ALLOW] = "xlb_allow",
-	[KM_AFFINITY] = "xlb_affinity",
-	[KM_FRAGS] = "xlb_frags",
-};
-
 /*
  * Maps that are not pinned: the devmap (the kernel reports it with
  * BPF_F_RDONLY_PROG added, so libbpf refuses to re-use a pinned one) and the
@@ -228,7 +209,6 @@ int kernel_gate(struct kernel *k, const char *path, struct kernel_image *img,
 
 static int open_object(struct kernel *k, struct xlb_err *err)
 {
-	const struct xlb_settings *set = k->opts.settings;
 	char path[PATH_MAX];
 	struct bpf_map *map;
 	int ret;
@@ -256,11 +236,9 @@ static int open_object(struct kernel *k, struct xlb_err *err)
 		ret = bpf_map__set_pin_path(map, path);
 		if (ret)
 			return xlb_err_set(err, ret, "pin path for %s: %s", name, strerror(-ret));
-		if (!strcmp(name, "xlb_conns") && set->lru_size)
-			bpf_map__set_max_entries(map, set->lru_size);
 	}
 	/* The program is loaded (and its maps created or re-used) by libxdp's attach. */
-	return 0;
+	return kernel_sizes_apply(k, err);
 }
 
 static int load_object(struct kernel *k, struct xlb_err *err)
@@ -358,6 +336,44 @@ static bool balancing_iface(const struct xlb_settings *set, const char *name)
 	return false;
 }
 
+/* Unpin every map (the programs still running keep theirs until replaced). */
+static void unpin_maps(struct kernel *k)
+{
+	char path[PATH_MAX];
+
+	for (int m = 0; m < KM_CNT; m++) {
+		snprintf(path, sizeof(path), "%s/maps/%s", k->pin_root, kernel_map_names[m]);
+		unlink(path);
+	}
+}
+
+/*
+ * --resize-dataplane: detach the programs of the interfaces found running
+ * ours and drop the pins, so the object loads with new maps.  Until the
+ * new program is attached and filled, packets meet no XDP program (they
+ * go to the host stack): a short interruption the operator asked for.
+ */
+static void replace_dataplane(struct kernel *k)
+{
+	char path[PATH_MAX];
+	int n = 0;
+
+	for (size_t i = 0; i < k->iface_cnt; i++) {
+		struct kiface *ifc = &k->ifaces[i];
+
+		if (!ifc->adopted)
+			continue;
+		detach_ours(k, ifc);
+		snprintf(path, sizeof(path), "%s/prog_%s", k->pin_root, ifc->name);
+		unlink(path);
+		ifc->adopted = false;
+		ifc->prog_id = 0;
+		n++;
+	}
+	unpin_maps(k);
+	klog(k, LOG_NOTICE, "--resize-dataplane: %d interface(s) detached, maps unpinned", n);
+}
+
 /*
  * Adopt or attach.  If every configured interface still runs the program
  * pinned for it, adopt: open the pinned maps, touch nothing packets see.
@@ -367,7 +383,7 @@ static bool balancing_iface(const struct xlb_settings *set, const char *name)
 int kernel_attach(struct kernel *k, struct xlb_err *err)
 {
 	const struct xlb_settings *set = k->opts.settings;
-	bool all_adopted = true;
+	bool all_adopted = true, resize = false;
 	int ret;
 
 	ret = ensure_bpffs(k, err);
@@ -379,6 +395,9 @@ int kernel_attach(struct kernel *k, struct xlb_err *err)
 		return ret;
 	/* libxdp keeps its own state on a bpffs too. */
 	setenv("LIBXDP_BPFFS", k->pin_root, 0);
+	/* Pins of other sizes: refused before anything is touched, or replaced (--resize-dataplane). */
+	if (!k->opts.any_size && (ret = kernel_sizes_check(k, &resize, err)))
+		return ret;
 
 	for (size_t i = 0; i < set->iface_cnt + set->egress_cnt; i++) {
 		const char *name = i < set->iface_cnt ? set->ifaces[i] : set->egress[i - set->iface_cnt].egress;
@@ -416,6 +435,10 @@ int kernel_attach(struct kernel *k, struct xlb_err *err)
 			}
 			unlink(path);
 		}
+		all_adopted = false;
+	}
+	if (resize) {
+		replace_dataplane(k);
 		all_adopted = false;
 	}
 	if (all_adopted) {
@@ -469,10 +492,7 @@ void kernel_detach(struct kernel *k, bool keep)
 	if (!keep) {
 		char path[PATH_MAX];
 
-		for (int m = 0; m < KM_CNT; m++) {
-			snprintf(path, sizeof(path), "%s/maps/%s", k->pin_root, kernel_map_names[m]);
-			unlink(path);
-		}
+		unpin_maps(k);
 		snprintf(path, sizeof(path), "%s/maps", k->pin_root);
 		rmdir(path);
 	}

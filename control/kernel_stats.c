@@ -66,6 +66,24 @@ int kernel_stats(struct xlb_backend *be, struct xlb_dp_stats *ret)
 	return xlb_dp_stats_read(be, stat_counter, ret);
 }
 
+/*
+ * Is our program attached?  Over netlink (no capability: xlbd dropped
+ * CAP_SYS_ADMIN after attaching): the program id each XDP mode runs.  Under
+ * libxdp's dispatcher only libxdp can tell, by program ids (CAP_SYS_ADMIN).
+ */
+static bool kernel_prog_running(const struct kiface *ifc, bool *ret_disp, bool *ret_native)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	if (ifc->dispatcher)
+		return kernel_prog_attached(ifc->ifindex, ifc->prog_id, ret_disp, ret_native);
+	*ret_disp = false;
+	if (bpf_xdp_query(ifc->ifindex, 0, &q))
+		return false;
+	*ret_native = q.drv_prog_id == ifc->prog_id;
+	return q.drv_prog_id == ifc->prog_id || q.skb_prog_id == ifc->prog_id;
+}
+
 json_t *kernel_status(struct xlb_backend *be)
 {
 	struct kernel *k = be->priv;
@@ -75,7 +93,7 @@ json_t *kernel_status(struct xlb_backend *be)
 		struct kiface *ifc = &k->ifaces[i];
 		bool disp = false, native = false, running;
 
-		running = kernel_prog_attached(ifc->ifindex, ifc->prog_id, &disp, &native);
+		running = kernel_prog_running(ifc, &disp, &native);
 		json_array_append_new(ifaces,
 				      json_pack("{s:s, s:i, s:I, s:b, s:s, s:s, s:b}", "name", ifc->name,
 						"ifindex", ifc->ifindex, "prog_id", (json_int_t)ifc->prog_id,

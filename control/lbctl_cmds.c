@@ -371,7 +371,7 @@ static char *read_file(const char *path, size_t *ret_len)
 		len += n;
 		if (len < cap)
 			break;
-		if (cap > 8 * 1024 * 1024) {
+		if (cap >= XLB_CONFIG_MAX_BYTES) {
 			free(buf);
 			buf = NULL;
 			errno = EFBIG;

@@ -108,16 +108,24 @@ void xlbd_shadow_seed(struct daemon *d, const struct xlb_vip_cfg *v, const uint3
 	}
 }
 
-static bool real_in_state(const struct xlb_state *st, uint32_t id, struct xlb_ip *ret_addr)
+/* The ids a state uses (reals or VIPs), one byte per id below max: NULL on ENOMEM. */
+static uint8_t *ids_in_state(const struct xlb_state *st, uint32_t max, bool reals)
 {
-	for (size_t i = 0; i < st->vip_cnt; i++)
-		for (size_t j = 0; j < st->vips[i].real_cnt; j++)
-			if (st->vips[i].reals[j].id == id) {
-				*ret_addr = st->vips[i].reals[j].addr;
-				return true;
-			}
-	return false;
+	uint8_t *in = calloc(max ? max : 1, 1);
+
+	for (size_t i = 0; in && i < st->vip_cnt; i++) {
+		if (!reals && st->vips[i].id < max)
+			in[st->vips[i].id] = 1;
+		for (size_t j = 0; reals && j < st->vips[i].real_cnt; j++)
+			if (st->vips[i].reals[j].id < max)
+				in[st->vips[i].reals[j].id] = 1;
+	}
+	return in;
 }
+
+/* Steps 3 and 4 of a reconcile: what the target no longer has leaves. */
+static int remove_left(struct daemon *d, const struct xlb_state *target, const uint8_t *vips_in,
+		       const uint8_t *reals_in, struct xlb_err *err);
 
 int xlbd_reconcile(struct daemon *d, const struct xlb_state *target, struct xlb_err *err)
 {
@@ -196,16 +204,31 @@ int xlbd_reconcile(struct daemon *d, const struct xlb_state *target, struct xlb_
 		s->ring_sig = sig;
 	}
 
+	{
+		uint8_t *vips_in = ids_in_state(target, d->settings.max_vips, false);
+		uint8_t *reals_in = ids_in_state(target, d->settings.max_reals, true);
+
+		ret = vips_in && reals_in ? remove_left(d, target, vips_in, reals_in, err)
+					  : xlb_err_set(err, -ENOMEM, "out of memory");
+		free(vips_in);
+		free(reals_in);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int remove_left(struct daemon *d, const struct xlb_state *target, const uint8_t *vips_in,
+		       const uint8_t *reals_in, struct xlb_err *err)
+{
+	const struct xlb_backend_ops *ops = d->be.ops;
+	int ret;
+
 	/* 3. VIPs that left. */
 	for (uint32_t id = 0; id < d->settings.max_vips; id++) {
 		struct shadow_vip *s = &d->svips[id];
-		bool keep = false;
 
-		if (!s->present)
-			continue;
-		for (size_t i = 0; i < target->vip_cnt && !keep; i++)
-			keep = target->vips[i].id == id;
-		if (keep)
+		if (!s->present || vips_in[id])
 			continue;
 		/* The key may live on under another id: then it was overwritten, not left. */
 		if (xlb_state_find_vip(target, &s->addr, s->port, s->proto)) {
@@ -223,9 +246,8 @@ int xlbd_reconcile(struct daemon *d, const struct xlb_state *target, struct xlb_
 	/* 4. Reals that left, after no ring names them any more. */
 	for (uint32_t id = 1; id < d->settings.max_reals; id++) {
 		struct shadow_real *s = &d->sreals[id];
-		struct xlb_ip a;
 
-		if (!s->present || real_in_state(target, id, &a))
+		if (!s->present || reals_in[id])
 			continue;
 		ret = ops->real_put(&d->be, id, NULL, err);
 		if (ret)

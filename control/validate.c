@@ -18,31 +18,44 @@
 
 #include "state_impl.h"
 
-static bool vip_id_used(const struct xlb_state *st, uint32_t id)
+/*
+ * Ids in use as a bitmap (one pass over the state): the allocators below
+ * stay linear at thousands of VIPs and tens of thousands of reals.  NULL on
+ * ENOMEM.
+ */
+static uint8_t *ids_used(const struct xlb_state *st, uint32_t max, bool reals)
 {
-	for (size_t i = 0; i < st->vip_cnt; i++)
-		if (st->vips[i].id == id)
-			return true;
-	return false;
+	uint8_t *used = calloc(max / 8 + 1, 1);
+
+	for (size_t i = 0; used && i < st->vip_cnt; i++) {
+		const struct xlb_vip_cfg *v = &st->vips[i];
+
+		if (!reals && v->id < max)
+			used[v->id / 8] |= (uint8_t)(1u << (v->id % 8));
+		for (size_t j = 0; reals && j < v->real_cnt; j++)
+			if (v->reals[j].id < max)
+				used[v->reals[j].id / 8] |= (uint8_t)(1u << (v->reals[j].id % 8));
+	}
+	return used;
 }
 
-static bool real_id_used(const struct xlb_state *st, uint32_t id)
-{
-	for (size_t i = 0; i < st->vip_cnt; i++)
-		for (size_t j = 0; j < st->vips[i].real_cnt; j++)
-			if (st->vips[i].reals[j].id == id)
-				return true;
-	return false;
-}
+#define ID_USED(bits, id) (((bits)[(id) / 8] >> ((id) % 8)) & 1)
 
 int xlb__alloc_vip_id(const struct xlb_state *st, const struct xlb_settings *set, uint32_t *ret)
 {
+	uint8_t *used = ids_used(st, set->max_vips, false);
+	int err = -ENOSPC;
+
+	if (!used)
+		return -ENOMEM;
 	for (uint32_t id = 0; id < set->max_vips; id++)
-		if (!vip_id_used(st, id)) {
+		if (!ID_USED(used, id)) {
 			*ret = id;
-			return 0;
+			err = 0;
+			break;
 		}
-	return -ENOSPC;
+	free(used);
+	return err;
 }
 
 /* Real ids run from 1 (0 means "no real" to the dataplane), round robin. */
@@ -50,18 +63,24 @@ int xlb__alloc_real_id(struct xlb_state *st, const struct xlb_settings *set, uin
 {
 	uint32_t span = set->max_reals > 1 ? set->max_reals - 1 : 0;
 	uint32_t id = st->next_real_id;
+	uint8_t *used = ids_used(st, set->max_reals, true);
+	int err = -ENOSPC;
 
+	if (!used)
+		return -ENOMEM;
 	for (uint32_t k = 0; k < span; k++) {
 		if (id < 1 || id >= set->max_reals)
 			id = 1;
-		if (!real_id_used(st, id)) {
+		if (!ID_USED(used, id)) {
 			*ret = id;
 			st->next_real_id = id + 1 >= set->max_reals ? 1 : id + 1;
-			return 0;
+			err = 0;
+			break;
 		}
 		id++;
 	}
-	return -ENOSPC;
+	free(used);
+	return err;
 }
 
 int xlb__check_vip(const struct xlb_vip_cfg *v, struct xlb_err *err)

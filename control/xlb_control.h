@@ -38,6 +38,8 @@ int xlb_err_set(struct xlb_err *err, int code, const char *fmt, ...)
 
 /* Default and maximum ring sizes; the size must be prime. */
 #define XLB_RING_SIZE_DEFAULT 65537
+/* Largest config / apply file (YAML or JSON): room for 4096 VIPs x 16 reals and more. */
+#define XLB_CONFIG_MAX_BYTES (64 * 1024 * 1024)
 #define XLB_RING_SIZE_MAX 1048573
 /* Ring slot value when a VIP has no usable real. */
 #define XLB_RING_EMPTY UINT32_MAX

@@ -58,6 +58,8 @@ static int open_backend(struct daemon *d)
 		.verify = (enum xlb_verify_policy)c->verify,
 		.xdp_mode = (enum xlb_xdp_mode)c->xdp_mode,
 		.skb_mode = c->skb_mode,
+		.resize = c->resize,
+		.any_size = c->cleanup,
 		.settings = &d->settings,
 		.log = xlbd_log,
 	};
@@ -82,16 +84,32 @@ static int open_backend(struct daemon *d)
 	return 0;
 }
 
-/* The dataplane's limits bound the settings; the shadow is sized by them. */
+/*
+ * The dataplane was loaded (or adopted) at the settings' sizes; a backend
+ * that cannot size its dataplane (xlb-dpdk makes its own maps) gives its
+ * sizes, taken unless max-vips / max-reals / ring-size were given, and
+ * then refused when they differ.  The shadow is sized by them; they are
+ * stored with the state.
+ */
 static int size_daemon(struct daemon *d)
 {
+	const struct xlbd_config *c = &d->cfg;
 	struct xlb_err err;
 
-	if (!d->settings.max_vips || d->settings.max_vips > d->be.max_vips)
+	if (!xlbd_config_given(c, "max-vips") && !xlbd_config_given(c, "max-reals") &&
+	    !xlbd_config_given(c, "ring-size")) {
 		d->settings.max_vips = d->be.max_vips;
-	if (!d->settings.max_reals || d->settings.max_reals > d->be.max_reals)
 		d->settings.max_reals = d->be.max_reals;
-	d->settings.ring_size = d->be.ring_size;
+		d->settings.ring_size = d->be.ring_size;
+	}
+	if (d->settings.max_vips != d->be.max_vips || d->settings.max_reals != d->be.max_reals ||
+	    d->settings.ring_size != d->be.ring_size) {
+		xlbd_log(LOG_ERR, "the %s dataplane has max-vips %u, max-reals %u, ring-size %u; the "
+			 "settings say %u, %u, %u: set them to the dataplane's", d->be.ops->name,
+			 d->be.max_vips, d->be.max_reals, d->be.ring_size, d->settings.max_vips,
+			 d->settings.max_reals, d->settings.ring_size);
+		return -EINVAL;
+	}
 	if (xlb_store__save_settings(d->store, &d->settings, &err))
 		xlbd_log(LOG_WARNING, "%s, ignoring", err.msg);
 	d->svips = calloc(d->settings.max_vips, sizeof(*d->svips));
@@ -104,6 +122,25 @@ static int size_daemon(struct daemon *d)
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/*
+ * --resize-dataplane replaces the running dataplane: refused before it is
+ * touched when the stored state would not fit the new sizes.
+ */
+static int stored_state_fits(struct daemon *d)
+{
+	struct xlb_state st;
+	struct xlb_err err = { 0 };
+	int ret;
+
+	xlb_state_init(&st);
+	ret = xlb_store__load(d->store, &st, &err) ?: xlb_state_validate(&st, &d->settings, &err);
+	if (ret)
+		xlbd_log(LOG_ERR, "--resize-dataplane: the stored state does not fit the new sizes "
+			 "(nothing changed): %s", err.msg);
+	xlb_state_free(&st);
+	return ret;
 }
 
 /* Step 4: the stored state onto the dataplane, or the config's on an empty store. */
@@ -215,6 +252,10 @@ int main(int argc, char **argv)
 	if (!xlb_store__load_settings(d->store, &stored, &err))
 		xlbd_config_merge_stored(c, &stored);
 	d->settings = c->set;
+	if (xlbd_config_check_sizes(&d->settings)) {
+		ret = 2;
+		goto out;
+	}
 
 	/* Nothing to attach (the packaged config, until edited): a config error, not a crash loop. */
 	if (!strcmp(c->backend, "kernel") && !d->settings.iface_cnt && !c->cleanup) {
@@ -223,6 +264,8 @@ int main(int argc, char **argv)
 		ret = XLBD_EXIT_CONFIG;
 		goto out;
 	}
+	if (c->resize && stored_state_fits(d))
+		goto out;
 	if (open_backend(d))
 		goto out;
 	if (c->cleanup) {
@@ -231,6 +274,12 @@ int main(int argc, char **argv)
 	}
 	if (size_daemon(d) || load_state(d))
 		goto out;
+	/* Attached and programmed: CAP_SYS_ADMIN can go, before any thread starts. */
+	r = xlbd_drop_sys_admin();
+	if (r < 0)
+		xlbd_log(LOG_WARNING, "cannot drop CAP_SYS_ADMIN: %s", strerror(-r));
+	else if (r)
+		xlbd_log(LOG_INFO, "dropped CAP_SYS_ADMIN (the dataplane is attached)");
 
 	if (xlbd_health_start(d))
 		xlbd_log(LOG_WARNING, "health checker did not start, ignoring");

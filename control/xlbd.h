@@ -116,6 +116,7 @@ struct xlbd_config {
 	bool cleanup;
 	bool adopt; /* --adopt-dataplane */
 	bool reset;
+	bool resize; /* --resize-dataplane */
 	bool verbose;
 	bool help, man, completion, version;
 	struct xlb_settings set;
@@ -138,6 +139,10 @@ int xlbd_config_load(struct xlbd_config *cfg, int argc, char **argv);
  * *ret_dataplane: a dataplane setting changed.
  */
 int xlbd_config_reload(struct xlbd_config *cur, bool *ret_dataplane);
+/* Was the setting (its long name) given by the config file or the command line? */
+bool xlbd_config_given(const struct xlbd_config *cfg, const char *name);
+/* Sizes the dataplane can take: a prime ring, rings within one map.  -EINVAL logged. */
+int xlbd_config_check_sizes(const struct xlb_settings *set);
 /* Take the dataplane settings the config did not give from the stored ones. */
 void xlbd_config_merge_stored(struct xlbd_config *cfg, const struct xlb_settings *stored);
 void xlbd_config_free(struct xlbd_config *cfg);
@@ -174,6 +179,8 @@ struct daemon {
 
 void xlbd_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void xlbd_log_set_level(int max_level);
+/* Drop CAP_SYS_ADMIN (daemon.c says why it can go): 1 dropped, 0 not held, -errno. */
+int xlbd_drop_sys_admin(void);
 uint64_t xlbd_now_ns(void);
 const char *xlbd_health_name(enum health_state s);
 /* The audit log of a change (error NULL: applied), with the peer's uid and pid. */

@@ -193,6 +193,36 @@ bool __xbpf_btf_datasec_has_global(const struct xbpf_btf *btf, const char *name)
 	return false;
 }
 
+int __xbpf_btf_find_var(const struct xbpf_btf *btf, const char *name, const char **ret_sec,
+			uint32_t *ret_off, uint32_t *ret_size)
+{
+	uint32_t id, i;
+
+	for (id = 1; id <= btf->nr_types; id++) {
+		const struct btf_type *sec = btf->types[id];
+		const struct btf_var_secinfo *vs;
+
+		if (BTF_INFO_KIND(sec->info) != BTF_KIND_DATASEC)
+			continue;
+		vs = (const struct btf_var_secinfo *)(sec + 1);
+		for (i = 0; i < BTF_INFO_VLEN(sec->info); i++) {
+			const struct btf_type *var = __xbpf_btf_type(btf, vs[i].type);
+			const char *n;
+
+			if (!var || BTF_INFO_KIND(var->info) != BTF_KIND_VAR)
+				continue;
+			n = __xbpf_btf_str(btf, var->name_off);
+			if (!n || strcmp(n, name))
+				continue;
+			*ret_sec = __xbpf_btf_str(btf, sec->name_off);
+			*ret_off = vs[i].offset;
+			*ret_size = vs[i].size;
+			return *ret_sec ? 0 : -ENOENT;
+		}
+	}
+	return -ENOENT;
+}
+
 /* Skip typedefs and qualifiers; NULL (void/invalid) when nothing is left. */
 static const struct btf_type *skip_mods(const struct xbpf_btf *btf, uint32_t id, uint32_t *ret_id)
 {

@@ -305,8 +305,16 @@ int __xbpf_object_add_map(struct xbpf_object *obj, struct xbpf_map *map);
 struct xbpf_prog *__xbpf_object_add_prog(struct xbpf_object *obj);
 
 /* ELF loading (elf.c/link.c/btf.c): fill obj from an ELF image. */
-int __xbpf_elf_load(struct xbpf_object *obj, const void *buf, size_t size, int nr_cpus,
-		    const char *pin_root);
+struct xbpf_elf_load_opts {
+	int nr_cpus;
+	const char *pin_root; /* shared maps' directory, or NULL */
+	const struct xbpf_map_size *map_sizes;
+	size_t map_size_cnt;
+	const struct xbpf_global_value *globals;
+	size_t global_cnt;
+};
+int __xbpf_elf_load(struct xbpf_object *obj, const void *buf, size_t size,
+		    const struct xbpf_elf_load_opts *lopts);
 
 
 /* ---- BTF (btf.c) ----------------------------------------------------------- */
@@ -331,6 +339,9 @@ const char *__xbpf_btf_str(const struct xbpf_btf *btf, uint32_t off);
 uint32_t __xbpf_btf_find_datasec(const struct xbpf_btf *btf, const char *name);
 /* Does DATASEC `name` hold a non-static variable (libbpf's "mmapable" rule)? */
 bool __xbpf_btf_datasec_has_global(const struct xbpf_btf *btf, const char *name);
+/* The variable `name` of a DATASEC: its section's name, offset and size; -ENOENT if none. */
+int __xbpf_btf_find_var(const struct xbpf_btf *btf, const char *name, const char **ret_sec,
+			uint32_t *ret_off, uint32_t *ret_size);
 
 /* One BTF-defined map of the .maps section. */
 struct xbpf_btf_map_def {

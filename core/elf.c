@@ -299,8 +299,84 @@ add:
 	return err;
 }
 
-static int load_maps(struct xbpf_object *obj, struct xbpf_elf *elf, int nr_cpus, const char *pin_root)
+/*
+ * The caller's max_entries (opts->map_sizes) into the BTF-defined maps'
+ * specs, before any map exists: a name that is no map of the object, or a
+ * size 0, fails the open.
+ */
+static int apply_map_sizes(struct xbpf_elf *elf, const struct xbpf_elf_load_opts *lopts)
 {
+	for (size_t i = 0; i < lopts->map_size_cnt; i++) {
+		const struct xbpf_map_size *ms = &lopts->map_sizes[i];
+		size_t j;
+
+		for (j = 0; ms->name && j < elf->nmap_defs; j++)
+			if (!strcmp(ms->name, elf->map_defs[j].name))
+				break;
+		if (!ms->name || j == elf->nmap_defs) {
+			pr_warn("elf: no map '%s' to size\n", ms->name ?: "(null)");
+			return -ENOENT;
+		}
+		if (!ms->max_entries) {
+			pr_warn("elf: map '%s': max_entries 0\n", ms->name);
+			return -EINVAL;
+		}
+		elf->map_defs[j].spec.max_entries = ms->max_entries;
+	}
+	return 0;
+}
+
+/* Global variables' initial values (opts->globals), after the sections' own. */
+static int init_globals(struct xbpf_object *obj, struct xbpf_elf *elf,
+			const struct xbpf_elf_load_opts *lopts)
+{
+	for (size_t i = 0; i < lopts->global_cnt; i++) {
+		const struct xbpf_global_value *g = &lopts->globals[i];
+		const char *sec = NULL;
+		uint32_t off, size, zero = 0;
+		struct xbpf_map *map;
+		uint8_t *value;
+
+		uint32_t si;
+
+		if (!g->name || !g->value || !elf->has_btf ||
+		    __xbpf_btf_find_var(&elf->btf, g->name, &sec, &off, &size)) {
+			pr_warn("elf: no global variable '%s' to set\n", g->name ?: "(null)");
+			return -ENOENT;
+		}
+		/* clang leaves DATASEC offsets zero: the symbol knows (as libbpf fixes up). */
+		for (si = 0; si < elf->nsyms; si++) {
+			const struct xbpf_elf_sym *sym = &elf->syms[si];
+
+			if (sym->name && !strcmp(sym->name, g->name) && sym->sym.st_shndx < elf->shnum &&
+			    !strcmp(elf->secs[sym->sym.st_shndx].name, sec))
+				break;
+		}
+		if (si == elf->nsyms || elf->syms[si].sym.st_value > UINT32_MAX) {
+			pr_warn("elf: global '%s' has no symbol in %s\n", g->name, sec);
+			return -ENOENT;
+		}
+		off = (uint32_t)elf->syms[si].sym.st_value;
+		if (g->size != size) {
+			pr_warn("elf: global '%s' is %u bytes, given %zu\n", g->name, size, g->size);
+			return -EINVAL;
+		}
+		map = xbpf_object__find_map(obj, sec);
+		value = map ? xbpf_map__lookup_elem(map, &zero) : NULL;
+		if (!value || (uint64_t)off + size > xbpf_map__spec(map)->value_size) {
+			pr_warn("elf: global '%s' lies outside its section %s\n", g->name, sec);
+			return -EINVAL;
+		}
+		memcpy(value + off, g->value, size);
+	}
+	return 0;
+}
+
+static int load_maps(struct xbpf_object *obj, struct xbpf_elf *elf,
+		     const struct xbpf_elf_load_opts *lopts)
+{
+	int nr_cpus = lopts->nr_cpus;
+	const char *pin_root = lopts->pin_root;
 	uint32_t i;
 	size_t j;
 	int err;
@@ -329,6 +405,11 @@ static int load_maps(struct xbpf_object *obj, struct xbpf_elf *elf, int nr_cpus,
 		err = __xbpf_btf_map_defs(&elf->btf, &elf->map_defs, &elf->nmap_defs);
 		if (err)
 			return err;
+	}
+	err = apply_map_sizes(elf, lopts);
+	if (err)
+		return err;
+	if (elf->maps_idx) {
 		for (j = 0; j < elf->nmap_defs; j++) {
 			struct xbpf_btf_map_def *d = &elf->map_defs[j];
 			uint32_t si;
@@ -499,8 +580,8 @@ static int load_btf(struct xbpf_object *obj, struct xbpf_elf *elf)
 	return 0;
 }
 
-int __xbpf_elf_load(struct xbpf_object *obj, const void *buf, size_t size, int nr_cpus,
-		    const char *pin_root)
+int __xbpf_elf_load(struct xbpf_object *obj, const void *buf, size_t size,
+		    const struct xbpf_elf_load_opts *lopts)
 {
 	struct xbpf_elf elf = { .buf = buf, .size = size };
 	int err;
@@ -510,7 +591,8 @@ int __xbpf_elf_load(struct xbpf_object *obj, const void *buf, size_t size, int n
 	err = err ?: parse_relocs(&elf);
 	err = err ?: load_license(obj, &elf);
 	err = err ?: load_btf(obj, &elf);
-	err = err ?: load_maps(obj, &elf, nr_cpus, pin_root);
+	err = err ?: load_maps(obj, &elf, lopts);
+	err = err ?: init_globals(obj, &elf, lopts);
 	err = err ?: init_map_slots(obj, &elf);
 	err = err ?: __xbpf_elf_link(obj, &elf);
 	if (!err && elf.btf_copy) {

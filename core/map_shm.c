@@ -409,9 +409,12 @@ static int attach_file(struct xbpf_map *map, const char *path, const struct xbpf
 		goto out;
 	}
 	if ((want && !hdr_matches(&h, want)) || (nr_cpus && h.nr_cpus != (uint32_t)nr_cpus)) {
-		pr_warn("maps: %s holds another map (%s, key %u, value %u, max %u, flags %#x, %u CPUs)\n",
-			path, xbpf_map_type_name(h.type) ?: "?", h.key_size, h.value_size,
-			h.max_entries, h.map_flags, h.nr_cpus);
+		pr_warn("maps: %s holds another map (%s, key %u, value %u, max %u, flags %#x, %u CPUs; "
+			"asked for key %u, value %u, max %u, flags %#x)\n", path,
+			xbpf_map_type_name(h.type) ?: "?", h.key_size, h.value_size, h.max_entries,
+			h.map_flags, h.nr_cpus, want ? want->key_size : h.key_size,
+			want ? want->value_size : h.value_size, want ? want->max_entries : h.max_entries,
+			want ? want->map_flags : h.map_flags);
 		err = -EEXIST;
 		goto out;
 	}

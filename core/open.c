@@ -164,6 +164,7 @@ out:
 struct xbpf_object *xbpf_object__open_mem(const void *buf, size_t size,
 					  const struct xbpf_object_open_opts *opts)
 {
+	struct xbpf_elf_load_opts lopts = { 0 };
 	struct xbpf_object *obj;
 	int err;
 
@@ -172,8 +173,13 @@ struct xbpf_object *xbpf_object__open_mem(const void *buf, size_t size,
 	obj = __xbpf_object_new(OPTS_GET(opts, name, NULL) ? OPTS_GET(opts, name, NULL) : "mem");
 	if (!obj)
 		return xbpf_err_ptr(-ENOMEM);
-	err = __xbpf_elf_load(obj, buf, size, OPTS_GET(opts, nr_cpus, 0),
-			      OPTS_GET(opts, pin_root_path, NULL));
+	lopts.nr_cpus = OPTS_GET(opts, nr_cpus, 0);
+	lopts.pin_root = OPTS_GET(opts, pin_root_path, NULL);
+	lopts.map_sizes = OPTS_GET(opts, map_sizes, NULL);
+	lopts.map_size_cnt = OPTS_GET(opts, map_size_cnt, 0);
+	lopts.globals = OPTS_GET(opts, globals, NULL);
+	lopts.global_cnt = OPTS_GET(opts, global_cnt, 0);
+	err = __xbpf_elf_load(obj, buf, size, &lopts);
 	if (err) {
 		xbpf_object__close(obj);
 		return xbpf_err_ptr(err);
@@ -186,6 +192,19 @@ static const char *base_name(const char *path)
 	const char *slash = strrchr(path, '/');
 
 	return slash ? slash + 1 : path;
+}
+
+/* The caller's options (any size) as this build's, named after the file by default. */
+static void file_opts(struct xbpf_object_open_opts *o, const struct xbpf_object_open_opts *opts,
+		      const char *path)
+{
+	o->name = OPTS_GET(opts, name, NULL) ? OPTS_GET(opts, name, NULL) : base_name(path);
+	o->nr_cpus = OPTS_GET(opts, nr_cpus, 0);
+	o->pin_root_path = OPTS_GET(opts, pin_root_path, NULL);
+	o->map_sizes = OPTS_GET(opts, map_sizes, NULL);
+	o->map_size_cnt = OPTS_GET(opts, map_size_cnt, 0);
+	o->globals = OPTS_GET(opts, globals, NULL);
+	o->global_cnt = OPTS_GET(opts, global_cnt, 0);
 }
 
 struct xbpf_object *xbpf_object__open_file(const char *path, const struct xbpf_object_open_opts *opts)
@@ -203,9 +222,7 @@ struct xbpf_object *xbpf_object__open_file(const char *path, const struct xbpf_o
 		pr_warn("elf: cannot read %s: %s\n", path, strerror(-err));
 		return xbpf_err_ptr(err);
 	}
-	o.name = OPTS_GET(opts, name, NULL) ? OPTS_GET(opts, name, NULL) : base_name(path);
-	o.nr_cpus = OPTS_GET(opts, nr_cpus, 0);
-	o.pin_root_path = OPTS_GET(opts, pin_root_path, NULL);
+	file_opts(&o, opts, path);
 	obj = size ? xbpf_object__open_mem(buf, size, &o) : xbpf_err_ptr(-EINVAL);
 	err = errno;
 	free(buf);
@@ -230,9 +247,7 @@ struct xbpf_object *xbpf_object__open_any(const char *path, enum xbpf_prog_type 
 		pr_warn("cannot read %s: %s\n", path, strerror(-err));
 		return xbpf_err_ptr(err);
 	}
-	o.name = OPTS_GET(opts, name, NULL) ? OPTS_GET(opts, name, NULL) : base_name(path);
-	o.nr_cpus = OPTS_GET(opts, nr_cpus, 0);
-	o.pin_root_path = OPTS_GET(opts, pin_root_path, NULL);
+	file_opts(&o, opts, path);
 	if (size >= 4 && !memcmp(buf, "\x7f" "ELF", 4)) {
 		obj = xbpf_object__open_mem(buf, size, &o);
 	} else if (!size || size % XBPF_INSN_SIZE) {

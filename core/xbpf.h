@@ -148,6 +148,18 @@ void *xbpf_map__lookup_elem(struct xbpf_map *map, const void *key);
 struct xbpf_object;
 struct xbpf_prog;
 
+/* Load-time settings of xbpf_object_open_opts (below). */
+struct xbpf_map_size {
+	const char *name;      /* a BTF-defined map */
+	uint32_t max_entries;  /* > 0 */
+};
+
+struct xbpf_global_value {
+	const char *name;      /* a global variable, as its BTF names it */
+	const void *value;
+	size_t size;	       /* the variable's size exactly */
+};
+
 struct xbpf_object_open_opts {
 	size_t sz;
 	/* Name for messages; default: file name or "raw". */
@@ -161,9 +173,22 @@ struct xbpf_object_open_opts {
 	 * maps private.
 	 */
 	const char *pin_root_path;
+	/*
+	 * Load-time settings, as libbpf's bpf_map__set_max_entries() and a
+	 * .rodata patched before load: each map named in map_sizes gets that
+	 * max_entries before it is created or re-attached (a shared map of
+	 * another size is refused, -EEXIST), each variable named in globals
+	 * starts with those bytes (`const volatile` switches and limits).  An
+	 * unknown name or a size that is not the variable's fails the open
+	 * (-ENOENT / -EINVAL): nothing is applied halfway.
+	 */
+	const struct xbpf_map_size *map_sizes;
+	size_t map_size_cnt;
+	const struct xbpf_global_value *globals;
+	size_t global_cnt;
 	size_t : 0;
 };
-#define xbpf_object_open_opts__last_field pin_root_path
+#define xbpf_object_open_opts__last_field global_cnt
 
 /*
  * Open an object produced by clang -target bpf: programs by section, .text

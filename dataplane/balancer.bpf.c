@@ -46,11 +46,11 @@ static __noinline int xlb_ring_pick(struct xlb_pkt *pkt)
 	__u32 vip = pkt->vip.vip_num, half = pkt->vip.ring_half & 1, key;
 	__u32 *real;
 
-	if (vip >= XLB_MAX_VIPS)
+	if (vip >= xlb_max_vips)
 		return -XLB_DROP_NO_REAL;
-	key = (vip * XLB_RING_HALVES + half) * XLB_RING_SIZE + pkt->hash % XLB_RING_SIZE;
+	key = (vip * XLB_RING_HALVES + half) * xlb_ring_size + pkt->hash % xlb_ring_size;
 	real = bpf_map_lookup_elem(&xlb_rings, &key);
-	if (!real || !*real || *real >= XLB_MAX_REALS)
+	if (!real || !*real || *real >= xlb_max_reals)
 		return -XLB_DROP_NO_REAL;
 	return *real;
 }

@@ -134,7 +134,7 @@ static __always_inline int xlb_real_check(__u32 real_num, __u8 refuse_flags)
 {
 	struct xlb_real *r;
 
-	if (!real_num || real_num >= XLB_MAX_REALS)
+	if (!real_num || real_num >= xlb_max_reals)
 		return 0;
 	r = bpf_map_lookup_elem(&xlb_reals, &real_num);
 	return r && !xlb_addr_is_zero(&r->addr) && !(r->flags & refuse_flags);

@@ -49,7 +49,7 @@ static __noinline int xlb_frag_follow(struct xlb_pkt *pkt, const struct xlb_conf
 		return -XLB_DROP_FRAGMENT;
 	xlb_frag_key_of(pkt, &key);
 	f = bpf_map_lookup_elem(&xlb_frags, &key);
-	if (!f || f->vip_num >= XLB_MAX_VIPS)
+	if (!f || f->vip_num >= xlb_max_vips)
 		return -XLB_DROP_FRAG_UNMATCHED;
 	pkt->real_num = f->real_num;
 	pkt->hash = f->hash;

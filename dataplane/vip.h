@@ -51,7 +51,7 @@ static __noinline int xlb_lookup_vip(struct xlb_pkt *pkt)
 			return -XLB_PASS_NOT_VIP;
 	}
 	pkt->vip = *meta;
-	if (pkt->vip.vip_num >= XLB_MAX_VIPS)
+	if (pkt->vip.vip_num >= xlb_max_vips)
 		return -XLB_PASS_NOT_VIP;
 	return FURTHER_PROCESSING;
 }

@@ -8,6 +8,14 @@
 
 #include "xlb_consts.h"
 
+/*
+ * The sizes, set in .rodata before load together with the maps' max_entries
+ * (xlb_shared.h, "Sizes"); the defaults are the object's built-in sizes.
+ */
+const volatile __u32 xlb_max_vips = XLB_MAX_VIPS;
+const volatile __u32 xlb_max_reals = XLB_MAX_REALS;
+const volatile __u32 xlb_ring_size = XLB_RING_SIZE;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, struct xlb_vip_key);

@@ -75,8 +75,22 @@
  * a few ms) before rewriting the now inactive half again.
  * An empty slot (real_num 0, or any value >= XLB_MAX_REALS such as
  * UINT32_MAX) or a real without an address drops the packet
- * (XLB_DROP_NO_REAL).  The ring size is fixed at XLB_RING_SIZE in the
- * programs; control must build rings of exactly that size.
+ * (XLB_DROP_NO_REAL).  Control builds rings of exactly the loaded ring
+ * size (below).
+ *
+ * Sizes.  XLB_MAX_VIPS, XLB_MAX_REALS and XLB_RING_SIZE are the object's
+ * built-in sizes: what a loader that sets nothing gets (the tests).  A
+ * loader sets its own at load, always all of them together (xlbd from its
+ * max-vips / max-reals / ring-size settings, xlb-dpdk from its options):
+ * the balancer's rodata xlb_max_vips, xlb_max_reals, xlb_ring_size (a
+ * prime) and the max_entries of
+ *     xlb_vips, xlb_vip_addrs, xlb_vip_stats      max_vips
+ *     xlb_reals, xlb_real_stats                   max_reals
+ *     xlb_rings                                   max_vips * 2 * ring_size
+ *     xlb_hc_reals (healthcheck.bpf.o)            max_reals
+ * In the formulas above read max_vips / max_reals / ring_size for
+ * XLB_MAX_VIPS / XLB_MAX_REALS / XLB_RING_SIZE.  A running dataplane's
+ * sizes are those of its maps (ring size = xlb_rings / (2 * xlb_vips)).
  *
  * Connection table.  xlb_conns is ONE table shared by all CPUs (an LRU hash
  * with per-CPU LRU lists, BPF_F_NO_COMMON_LRU: lookups take no lock, an
@@ -202,6 +216,7 @@
 #include <stddef.h>
 #endif
 
+/* Built-in sizes of the objects (see "Sizes" above: loaders set their own). */
 #define XLB_MAX_VIPS 64
 #define XLB_MAX_REALS 4096
 #define XLB_RING_SIZE 65537 /* prime: Maglev table size M */

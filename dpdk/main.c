@@ -67,7 +67,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: xlb-dpdk [EAL options] -- --obj OBJ [--prog NAME] [--engine jit|interp]\n"
 		   "       [--run-dir DIR] [--exception-port N] [--exception-out N]\n"
 		   "       [--ifindex PORT=IFINDEX]... [--burst N] [--mbufs N] [--rx-desc N]\n"
-		   "       [--tx-desc N] [--idle-us N] [--duration SECONDS] [--quiet]\n");
+		   "       [--tx-desc N] [--idle-us N] [--duration SECONDS] [--quiet]\n"
+		   "       [--max-vips N --max-reals N --ring-size PRIME] (the balancer's sizes)\n");
 }
 
 static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *ret)
@@ -100,6 +101,9 @@ static int parse_args(int argc, char **argv, struct xlb_dpdk_opts *o, double *du
 		{ "idle-us", required_argument, NULL, 'I' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "max-vips", required_argument, NULL, 'V' },
+		{ "max-reals", required_argument, NULL, 'E' },
+		{ "ring-size", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -164,6 +168,15 @@ static int parse_args(int argc, char **argv, struct xlb_dpdk_opts *o, double *du
 				goto bad;
 			o->idle_us = (unsigned int)v;
 			break;
+		case 'V':
+		case 'E':
+		case 'G':
+			/* Ranges as xlbd's settings; the ring must be a prime (xlbd checks that). */
+			if (parse_uint(optarg, c == 'G' ? 3 : c == 'E' ? 2 : 1,
+				       c == 'G' ? 1048573 : c == 'E' ? 1048576 : 65536, &v))
+				goto bad;
+			*(c == 'V' ? &o->max_vips : c == 'E' ? &o->max_reals : &o->ring_size) = (uint32_t)v;
+			break;
 		case 'd':
 			*duration = strtod(optarg, NULL);
 			if (*duration <= 0)
@@ -183,6 +196,11 @@ static int parse_args(int argc, char **argv, struct xlb_dpdk_opts *o, double *du
 	if (optind != argc || !o->obj_path) {
 		fprintf(stderr, "xlb-dpdk: --obj is required\n");
 		usage(stderr);
+		return -EINVAL;
+	}
+	if ((o->max_vips || o->max_reals || o->ring_size) &&
+	    !(o->max_vips && o->max_reals && o->ring_size)) {
+		fprintf(stderr, "xlb-dpdk: --max-vips, --max-reals and --ring-size go together\n");
 		return -EINVAL;
 	}
 	return 0;

@@ -77,6 +77,8 @@ int xlb_prog_load(struct xlb_dp *dp)
 	XBPF_OPTS(xbpf_object_open_opts, oopts, .nr_cpus = (int)dp->nr_workers);
 	struct xlb_dpdk_status st = {};
 	char maps_dir[4096];
+	struct xbpf_map_size sizes[6];
+	struct xbpf_global_value globals[3];
 	struct xbpf_prog *prog;
 	struct timespec now;
 	uint32_t zero = 0;
@@ -89,6 +91,24 @@ int xlb_prog_load(struct xlb_dp *dp)
 		return err;
 	}
 	oopts.pin_root_path = maps_dir;
+	if (dp->opts.max_vips) {
+		const uint32_t v = dp->opts.max_vips, r = dp->opts.max_reals, g = dp->opts.ring_size;
+
+		/* As xlbd sizes the kernel's (control/kernel_sizes.c); maps of other sizes are refused. */
+		sizes[0] = (struct xbpf_map_size){ "xlb_vips", v };
+		sizes[1] = (struct xbpf_map_size){ "xlb_vip_addrs", v };
+		sizes[2] = (struct xbpf_map_size){ "xlb_vip_stats", v };
+		sizes[3] = (struct xbpf_map_size){ "xlb_reals", r };
+		sizes[4] = (struct xbpf_map_size){ "xlb_real_stats", r };
+		sizes[5] = (struct xbpf_map_size){ "xlb_rings", v * 2 * g };
+		globals[0] = (struct xbpf_global_value){ "xlb_max_vips", &dp->opts.max_vips, 4 };
+		globals[1] = (struct xbpf_global_value){ "xlb_max_reals", &dp->opts.max_reals, 4 };
+		globals[2] = (struct xbpf_global_value){ "xlb_ring_size", &dp->opts.ring_size, 4 };
+		oopts.map_sizes = sizes;
+		oopts.map_size_cnt = 6;
+		oopts.globals = globals;
+		oopts.global_cnt = 3;
+	}
 	dp->obj = xbpf_object__open_file(dp->opts.obj_path, &oopts);
 	if (!dp->obj) {
 		err = -errno;

@@ -28,6 +28,9 @@ struct xlb_dpdk_opts {
 	unsigned int mbufs;
 	unsigned int rx_desc, tx_desc;
 	unsigned int idle_us; /* sleep this long when the queues stay empty; 0: busy-poll */
+	/* The balancer's sizes (--max-vips/--max-reals/--ring-size, all or none:
+	 * dataplane/xlb_shared.h "Sizes"); 0: the object's built-in sizes. */
+	uint32_t max_vips, max_reals, ring_size;
 	bool quiet;
 };
 

@@ -151,7 +151,8 @@ xlbd_prepare() { # -> XLBD_SOCK, XLBD_PINS
 	XLBD_PINS="$TOPO_TMP/bpf/xlb"
 }
 
-# xlbd_start XLBD OBJ [extra xlbd args...]; waits until it answers.  xlbd
+# xlbd_start XLBD OBJ [extra xlbd args...]; waits until it answers (at most
+# XLBD_WAIT tenths of a second, default 100).  xlbd
 # enforces xlb's verifier verdict as in production (XLBD_VERIFY=warn|off to
 # change that); it_verify.sh tests both policies.
 xlbd_start() {
@@ -162,7 +163,7 @@ xlbd_start() {
 		--verify "${XLBD_VERIFY:-enforce}" "$@" \
 		</dev/null >> "$TOPO_TMP/xlbd.log" 2>&1 &
 	XLBD_PID=$!
-	for _ in $(seq 100); do
+	for _ in $(seq "${XLBD_WAIT:-100}"); do
 		[ -S "$XLBD_SOCK" ] && "$LBCTL" -s "$XLBD_SOCK" status >/dev/null 2>&1 && return 0
 		kill -0 $XLBD_PID 2>/dev/null || break
 		sleep 0.1

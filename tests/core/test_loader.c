@@ -209,6 +209,52 @@ int main(int argc, char **argv)
 	CHECK_EQ(xbpf_prog__line(xdp, 100000, &line), -ENOENT);
 	xbpf_object__close(obj);
 
+	/* load-time settings: map sizes and global values, all or nothing */
+	{
+		const struct xbpf_map_size sizes[] = { { "flows", 300 }, { "lru", 32 } };
+		const uint32_t nine = 9, counter0 = 11, seven = 7;
+		const struct xbpf_global_value globals[] = { { "factor", &nine, sizeof(nine) },
+							     { "counter", &counter0, sizeof(counter0) },
+							     { "factor2", &seven, sizeof(seven) } };
+		XBPF_OPTS(xbpf_object_open_opts, lo, .map_sizes = sizes, .map_size_cnt = 2,
+			  .globals = globals, .global_cnt = 3);
+		const struct xbpf_map_size unknown[] = { { "flows", 300 }, { "nope", 1 } };
+		const struct xbpf_map_size zero_size[] = { { "flows", 0 } };
+		const uint16_t short_val = 1;
+		const struct xbpf_global_value bad_size[] = { { "factor", &short_val, 2 } };
+		const struct xbpf_global_value bad_name[] = { { "no_such_var", &nine, 4 } };
+
+		obj = xbpf_object__open_file(argv[1], &lo);
+		CHECK(obj);
+		sp = obj ? xbpf_map__spec(xbpf_object__find_map(obj, "flows")) : NULL;
+		CHECK(sp && sp->max_entries == 300);
+		sp = obj ? xbpf_map__spec(xbpf_object__find_map(obj, "lru")) : NULL;
+		CHECK(sp && sp->max_entries == 32);
+		sp = obj ? xbpf_map__spec(xbpf_object__find_map(obj, "stats")) : NULL;
+		CHECK(sp && sp->max_entries == 8); /* not named: as built */
+		rodata = obj ? xbpf_map__lookup_elem(xbpf_object__find_map(obj, ".rodata"), &zero) : NULL;
+		data = obj ? xbpf_map__lookup_elem(xbpf_object__find_map(obj, ".data"), &zero) : NULL;
+		CHECK(rodata && rodata[0] == 9 && rodata[1] == 7);
+		CHECK(data && *data == 11);
+		xbpf_object__close(obj);
+
+		xbpf_print_fn old_print = xbpf_set_print(quiet);
+
+		lo.map_sizes = unknown;
+		lo.global_cnt = 0;
+		CHECK(!xbpf_object__open_file(argv[1], &lo) && errno == ENOENT);
+		lo.map_sizes = zero_size;
+		lo.map_size_cnt = 1;
+		CHECK(!xbpf_object__open_file(argv[1], &lo) && errno == EINVAL);
+		lo.map_size_cnt = 0;
+		lo.globals = bad_size;
+		lo.global_cnt = 1;
+		CHECK(!xbpf_object__open_file(argv[1], &lo) && errno == EINVAL);
+		lo.globals = bad_name;
+		CHECK(!xbpf_object__open_file(argv[1], &lo) && errno == ENOENT);
+		xbpf_set_print(old_print);
+	}
+
 	/* open_any: raw files must be a non-empty multiple of 8 */
 	{
 		char path[] = "/tmp/xbpf-c2-rawXXXXXX";

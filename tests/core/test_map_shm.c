@@ -322,6 +322,9 @@ static void test_percpu_and_ringbuf(void)
 	xbpf_map__free(r);
 }
 
+/* The balancer object's built-in VIP count (dataplane/xlb_shared.h's XLB_MAX_VIPS). */
+#define XBPF_TEST_VIPS 64
+
 /* Two objects opened with the same pin root share their BTF-defined maps, not .rodata. */
 static void test_object_pin_root(const char *obj_path)
 {
@@ -348,6 +351,19 @@ static void test_object_pin_root(const char *obj_path)
 		shared++;
 	}
 	CHECK(shared > 0);
+	xbpf_object__close(o2);
+	/* Another size of a shared map is refused, whole: the file keeps its map. */
+	{
+		const struct xbpf_map_size bigger[] = { { "xlb_vips", 2 * XBPF_TEST_VIPS } };
+		XBPF_OPTS(xbpf_object_open_opts, sized, .pin_root_path = dir, .nr_cpus = 2,
+			  .map_sizes = bigger, .map_size_cnt = 1);
+
+		/* (the refusal's message, with both sizes, goes to the test log) */
+		o2 = xbpf_object__open_file(obj_path, &sized);
+		CHECK(!o2 && errno == EEXIST);
+		m1 = xbpf_object__find_map(o1, "xlb_vips");
+		CHECK(m1 && xbpf_map__spec(m1)->max_entries == XBPF_TEST_VIPS);
+	}
 out:
 	xbpf_object__close(o1);
 	xbpf_object__close(o2);

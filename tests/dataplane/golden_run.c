@@ -116,15 +116,26 @@ struct rodata_set {
 static struct rodata_set rodata[MAX_RODATA];
 static int nr_rodata;
 
+/* Table lines "size MAP N": the map's max_entries, set before load (xlb_shared.h, "Sizes"). */
+#define MAX_SIZES 8
+
+struct map_size_set {
+	char map[64];
+	uint32_t max_entries;
+};
+
+static struct map_size_set sizes[MAX_SIZES];
+static int nr_sizes;
+/* The ring size the program was loaded with: rodata xlb_ring_size, else the built-in. */
+static uint32_t ring_size = XLB_RING_SIZE;
+
+#ifdef XLB_HAVE_KERNEL
 /*
  * Offset of `var` in the object's .rodata, from its BTF as libbpf fixes it
  * up at open time (the compiler leaves DATASEC offsets 0).
  */
 static int rodata_offset(const char *path, const char *var, uint32_t *off)
 {
-#ifndef XLB_HAVE_KERNEL
-	return -EOPNOTSUPP;
-#else
 	struct bpf_object *obj = bpf_object__open_file(path, NULL);
 	const struct btf_var_secinfo *vs;
 	const struct btf_type *t = NULL;
@@ -148,36 +159,6 @@ static int rodata_offset(const char *path, const char *var, uint32_t *off)
 	}
 	bpf_object__close(obj);
 	return err;
-#endif
-}
-
-/* Table lines "rodata VAR HEX", applied before the program is loaded. */
-static int scan_rodata(const char *table)
-{
-	char *line = NULL, var[64], hex[17];
-	size_t cap = 0;
-	FILE *f = fopen(table, "r");
-
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		if (sscanf(line, "rodata %63s %16s", var, hex) == 2 && nr_rodata < MAX_RODATA) {
-			struct rodata_set *r = &rodata[nr_rodata++];
-			size_t i;
-
-			snprintf(r->var, sizeof(r->var), "%s", var);
-			r->len = strlen(hex) / 2;
-			for (i = 0; i < r->len; i++) {
-				unsigned int b;
-
-				sscanf(hex + 2 * i, "%2x", &b);
-				r->val[i] = b;
-			}
-		}
-	}
-	free(line);
-	fclose(f);
-	return 0;
 }
 
 /* Patch the switches into a copy of .rodata's initial value. */
@@ -196,6 +177,45 @@ static int apply_rodata(const char *path, uint8_t *data, size_t size)
 	}
 	return 0;
 }
+#endif
+
+/* Table lines "rodata VAR HEX", applied before the program is loaded. */
+static int scan_rodata(const char *table)
+{
+	char *line = NULL, var[64], hex[17];
+	size_t cap = 0;
+	FILE *f = fopen(table, "r");
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned int n;
+
+		if (sscanf(line, "size %63s %u", var, &n) == 2 && nr_sizes < MAX_SIZES) {
+			snprintf(sizes[nr_sizes].map, sizeof(sizes[nr_sizes].map), "%s", var);
+			sizes[nr_sizes++].max_entries = n;
+		}
+		if (sscanf(line, "rodata %63s %16s", var, hex) == 2 && nr_rodata < MAX_RODATA) {
+			struct rodata_set *r = &rodata[nr_rodata++];
+			size_t i;
+
+			snprintf(r->var, sizeof(r->var), "%s", var);
+			r->len = strlen(hex) / 2;
+			for (i = 0; i < r->len; i++) {
+				unsigned int b;
+
+				sscanf(hex + 2 * i, "%2x", &b);
+				r->val[i] = b;
+			}
+			if (!strcmp(var, "xlb_ring_size") && r->len == 4)
+				memcpy(&ring_size, r->val, 4);
+		}
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
 
 /*
  * A stat name is MAP or MAP:WORD; WORD indexes the __u64 summed over CPUs
@@ -273,16 +293,16 @@ static int k_clear(struct engine *e, const char *name)
 
 static int k_ring(struct engine *e, uint32_t vip, uint32_t half, const uint32_t *reals, int n)
 {
-	uint32_t *keys, *vals, count = XLB_RING_SIZE, i;
+	uint32_t *keys, *vals, count = ring_size, i;
 	struct bpf_map *m;
 	int err;
 
 	if ((err = k_map(e, "xlb_rings", &m)))
 		return err;
-	keys = malloc(sizeof(*keys) * XLB_RING_SIZE);
-	vals = malloc(sizeof(*vals) * XLB_RING_SIZE);
-	for (i = 0; i < XLB_RING_SIZE; i++) {
-		keys[i] = (vip * XLB_RING_HALVES + half) * XLB_RING_SIZE + i;
+	keys = malloc(sizeof(*keys) * ring_size);
+	vals = malloc(sizeof(*vals) * ring_size);
+	for (i = 0; i < ring_size; i++) {
+		keys[i] = (vip * XLB_RING_HALVES + half) * ring_size + i;
 		vals[i] = reals[i % n];
 	}
 	err = bpf_map_update_batch(bpf_map__fd(m), keys, vals, &count, NULL) ? -errno : 0;
@@ -369,6 +389,13 @@ static int kernel_open(struct engine *e, const char *path, const char *prog_name
 		return -ENOENT;
 	bpf_object__for_each_program(p, e->obj)
 		bpf_program__set_autoload(p, p == prog);
+	for (int i = 0; i < nr_sizes; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(e->obj, sizes[i].map);
+
+		err = m ? bpf_map__set_max_entries(m, sizes[i].max_entries) : -ENOENT;
+		if (err)
+			return err;
+	}
 	if (nr_rodata) {
 		struct bpf_map *ro = bpf_object__find_map_by_name(e->obj, ".rodata");
 		const void *init;
@@ -474,8 +501,8 @@ static int x_ring(struct engine *e, uint32_t vip, uint32_t half, const uint32_t 
 
 	if ((err = x_map(e, "xlb_rings", &m)))
 		return err;
-	for (i = 0; i < XLB_RING_SIZE; i++) {
-		key = (vip * XLB_RING_HALVES + half) * XLB_RING_SIZE + i;
+	for (i = 0; i < ring_size; i++) {
+		key = (vip * XLB_RING_HALVES + half) * ring_size + i;
 		if ((err = xbpf_map__update(m, &key, &reals[i % n], XBPF_ANY)))
 			return err;
 	}
@@ -568,9 +595,20 @@ static int xbpf_open(struct engine *e, const char *path, const char *prog_name, 
 		     bool skip_verify)
 {
 	struct xbpf_vm_opts vopts = { .sz = sizeof(vopts) };
+	struct xbpf_map_size msizes[MAX_SIZES];
+	struct xbpf_global_value globals[MAX_RODATA];
 	struct xbpf_prog *prog;
+	int i;
 
-	e->xobj = xbpf_object__open_file(path, NULL);
+	/* The core's load-time options, as libbpf's set_max_entries and .rodata above. */
+	for (i = 0; i < nr_sizes; i++)
+		msizes[i] = (struct xbpf_map_size){ sizes[i].map, sizes[i].max_entries };
+	for (i = 0; i < nr_rodata; i++)
+		globals[i] = (struct xbpf_global_value){ rodata[i].var, rodata[i].val, rodata[i].len };
+	XBPF_OPTS(xbpf_object_open_opts, oopts, .map_sizes = msizes, .map_size_cnt = nr_sizes,
+		  .globals = globals, .global_cnt = nr_rodata);
+
+	e->xobj = xbpf_object__open_file(path, &oopts);
 	if (!e->xobj)
 		return -errno;
 	prog = xbpf_object__find_prog(e->xobj, prog_name);
@@ -578,22 +616,6 @@ static int xbpf_open(struct engine *e, const char *path, const char *prog_name, 
 		return -ENOENT;
 	if (missing_helpers(prog))
 		return 1;
-	if (nr_rodata) {
-		struct xbpf_map *ro = xbpf_object__find_map(e->xobj, ".rodata");
-		uint32_t zero = 0, size;
-		uint8_t *data;
-		int err;
-
-		if (!ro)
-			return -ENOENT;
-		size = xbpf_map__spec(ro)->value_size;
-		data = calloc(1, size);
-		err = xbpf_map__lookup(ro, &zero, data) ?: apply_rodata(path, data, size) ?:
-		      xbpf_map__update(ro, &zero, data, XBPF_ANY);
-		free(data);
-		if (err)
-			return err;
-	}
 	vopts.engine = jit ? XBPF_ENGINE_JIT : XBPF_ENGINE_INTERP;
 	vopts.skip_verify = skip_verify;
 	vopts.log_level = 1;
@@ -850,7 +872,7 @@ int main(int argc, char **argv)
 				reals[nr++] = atoi(tok);
 			err = nr ? e.ring(&e, vip, half, reals, nr) : -EINVAL;
 			err = err ?: (diff ? e2.ring(&e2, vip, half, reals, nr) : 0);
-		} else if (!strcmp(cmd, "rodata")) {
+		} else if (!strcmp(cmd, "rodata") || !strcmp(cmd, "size")) {
 			/* applied before load by scan_rodata() */
 		} else if (!strcmp(cmd, "mark")) {
 			mark = strtoul(a, NULL, 0);

@@ -10,7 +10,8 @@ Table format, one directive per line:
   delete MAP KEYHEX
   clear MAP                    delete every key
   ring VIPNUM HALF R1,R2,...   fill a ring half: position i -> list[i % n]
-  rodata VAR HEX               feature switch, set before the program loads
+  rodata VAR HEX               feature switch or size, set before the program loads
+  size MAP N                   the map's max_entries, set before the program loads
   mark N / ifindex N / cpu N   context for the run (tc mark / XDP ingress /
                                the CPU it runs on, default 0)
   check MAP KEYHEX VALHEX[/MASKHEX]   a shared map's value now (masked bytes)

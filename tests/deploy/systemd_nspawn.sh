@@ -8,7 +8,11 @@
 #  - the watchdog: a stalled xlbd (SIGSTOP) is killed and restarted by
 #    systemd, and the restarted one adopts the running dataplane;
 #  - journald: a change carries XLB_AUDIT/XLB_UID/XLB_PID/XLB_CHANGE fields;
-#  - systemd-analyze security: exposure <= 3.1.
+#  - systemd-analyze security: exposure <= 3.1;
+#  - capabilities: the running xlbd holds CAP_BPF, CAP_NET_ADMIN and
+#    CAP_PERFMON but no CAP_SYS_ADMIN (dropped once attached), and still
+#    serves changes, status (attached, over netlink), reload and, after the
+#    watchdog's restart, the same again.
 # Usage: systemd_nspawn.sh SOURCE_ROOT BUILD_DIR
 set -u
 src=$1 out=$2
@@ -92,6 +96,24 @@ in_ct systemctl start xlbd || fail "systemctl start"
 in_ct systemctl show -P StatusText xlbd | grep -q "serving" || fail "no READY status text"
 in_ct lbctl status > /dev/null || fail "lbctl status in the container"
 pid=$(in_ct systemctl show -P MainPID xlbd)
+# CapEff of the running daemon: bits 21 (SYS_ADMIN) off, 12 (NET_ADMIN), 38 (PERFMON), 39 (BPF) on.
+caps_ok() {
+	local eff
+	eff=$(in_ct grep CapEff: "/proc/$1/status" | awk '{print $2}')
+	python3 -c "
+import sys
+e = int('$eff', 16)
+want, gone = {12: 'CAP_NET_ADMIN', 38: 'CAP_PERFMON', 39: 'CAP_BPF'}, {21: 'CAP_SYS_ADMIN'}
+bad = [n for b, n in want.items() if not e >> b & 1] + [n for b, n in gone.items() if e >> b & 1]
+print('xlbd pid $1 CapEff %#x' % e, 'wrong: ' + ', '.join(bad) if bad else 'ok')
+sys.exit(1 if bad else 0)"
+}
+caps_ok "$pid" || fail "capabilities of the running xlbd"
+in_ct journalctl -u xlbd --no-pager | grep -q "dropped CAP_SYS_ADMIN" || fail "no CAP_SYS_ADMIN drop logged"
+in_ct lbctl -j status | python3 -c "
+import json, sys
+i = json.load(sys.stdin)['dataplane']['interfaces'][0]
+assert i['attached'], i" || fail "status without CAP_SYS_ADMIN does not see the program attached"
 prog=$(in_ct lbctl -j status | python3 -c 'import json,sys; print(json.load(sys.stdin)["dataplane"]["interfaces"][0]["prog_id"])')
 
 # 5. journald fields of a change.
@@ -126,4 +148,6 @@ i = json.load(sys.stdin)['dataplane']['interfaces'][0]
 assert i['adopted'] and i['prog_id'] == $prog, i" || fail "the restarted xlbd did not adopt the dataplane"
 [ "$(in_ct lbctl -j vip list | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["vips"]))')" = 1 ] ||
 	fail "state lost across the watchdog restart"
+caps_ok "$(in_ct systemctl show -P MainPID xlbd)" || fail "capabilities after the watchdog restart"
+in_ct lbctl vip del 10.200.0.1:80 > /dev/null || fail "a change after the watchdog restart"
 echo "PASS: Type=notify, reload, watchdog restart (adopted prog $prog), journald fields, exposure $score"

@@ -74,6 +74,8 @@ struct {
 
 __u32 counter = 7;
 const volatile __u32 factor = 3;
+/* second in .rodata (offset 4): the loader's globals option must find it by symbol */
+const volatile __u32 factor2 = 5;
 __u64 scratch[4];
 
 static __attribute__((noinline)) __u32 mix(__u32 a, __u32 b)
