@@ -21,12 +21,20 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "xlb_control.h"
+#include "store_impl.h"
 
-struct xlb_store {
+struct sqlite_store {
+	struct xlb_store base;
 	sqlite3 *db;
 	bool in_txn;
 };
+
+static const struct xlb_store_ops sqlite_ops;
+
+static struct sqlite_store *sqlite_of(struct xlb_store *s)
+{
+	return (struct sqlite_store *)s;
+}
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -44,9 +52,10 @@ static const char schema[] =
 	" address TEXT NOT NULL, weight INTEGER NOT NULL, state TEXT NOT NULL,"
 	" UNIQUE(vip_id, address));"
 	"INSERT OR IGNORE INTO meta VALUES('schema_version', '1');"
-	"INSERT OR IGNORE INTO meta VALUES('next_real_id', '1');";
+	"INSERT OR IGNORE INTO meta VALUES('next_real_id', '1');"
+	"INSERT OR IGNORE INTO meta VALUES('revision', '0');";
 
-static int sql_err(struct xlb_store *s, struct xlb_err *err, const char *what)
+static int sql_err(struct sqlite_store *s, struct xlb_err *err, const char *what)
 {
 	int code = sqlite3_errcode(s->db);
 
@@ -54,7 +63,7 @@ static int sql_err(struct xlb_store *s, struct xlb_err *err, const char *what)
 			   "store: %s: %s", what, sqlite3_errmsg(s->db));
 }
 
-static int exec(struct xlb_store *s, const char *sql, struct xlb_err *err)
+static int exec(struct sqlite_store *s, const char *sql, struct xlb_err *err)
 {
 	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
 		return sql_err(s, err, sql);
@@ -63,7 +72,7 @@ static int exec(struct xlb_store *s, const char *sql, struct xlb_err *err)
 
 struct xlb_store *xlb_store__open(const char *dir, struct xlb_err *err)
 {
-	struct xlb_store *s;
+	struct sqlite_store *s;
 	char path[4096];
 	int ret;
 
@@ -84,6 +93,7 @@ struct xlb_store *xlb_store__open(const char *dir, struct xlb_err *err)
 		errno = ENOMEM;
 		return NULL;
 	}
+	s->base.ops = &sqlite_ops;
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 						 SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
 		xlb_err_set(err, -EIO, "store: cannot open %s: %s", path,
@@ -117,7 +127,7 @@ struct xlb_store *xlb_store__open(const char *dir, struct xlb_err *err)
 			goto fail;
 		}
 	}
-	return s;
+	return &s->base;
 fail:
 	sqlite3_close(s->db);
 	free(s);
@@ -125,19 +135,22 @@ fail:
 	return NULL;
 }
 
-struct xlb_store *xlb_store__close(struct xlb_store *s)
+static void sqlite_rollback(struct xlb_store *base);
+
+static void sqlite_close(struct xlb_store *base)
 {
-	if (s) {
-		if (s->in_txn)
-			xlb_store__rollback(s);
-		sqlite3_close(s->db);
-		free(s);
-	}
-	return NULL;
+	struct sqlite_store *s = sqlite_of(base);
+
+	if (s->in_txn)
+		sqlite_rollback(base);
+	sqlite3_close(s->db);
+	free(s);
 }
 
-int xlb_store__begin(struct xlb_store *s, struct xlb_err *err)
+static int sqlite_begin(struct xlb_store *base, struct xlb_err *err)
 {
+	struct sqlite_store *s = sqlite_of(base);
+
 	if (s->in_txn)
 		return xlb_err_set(err, -EBUSY, "store: transaction already open");
 	if (exec(s, "BEGIN IMMEDIATE;", err))
@@ -146,22 +159,26 @@ int xlb_store__begin(struct xlb_store *s, struct xlb_err *err)
 	return 0;
 }
 
-int xlb_store__commit(struct xlb_store *s, struct xlb_err *err)
+static int sqlite_commit(struct xlb_store *base, struct xlb_err *err)
 {
+	struct sqlite_store *s = sqlite_of(base);
+
 	if (!s->in_txn)
 		return xlb_err_set(err, -EINVAL, "store: no transaction open");
 	if (exec(s, "COMMIT;", err)) {
 		int code = err ? err->code : -EIO;
 
-		xlb_store__rollback(s);
+		sqlite_rollback(base);
 		return code;
 	}
 	s->in_txn = false;
 	return 0;
 }
 
-void xlb_store__rollback(struct xlb_store *s)
+static void sqlite_rollback(struct xlb_store *base)
 {
+	struct sqlite_store *s = sqlite_of(base);
+
 	if (s->in_txn) {
 		sqlite3_exec(s->db, "ROLLBACK;", NULL, NULL, NULL);
 		s->in_txn = false;
@@ -173,8 +190,9 @@ static int bind_text(sqlite3_stmt *st, int i, const char *v)
 	return sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
 }
 
-int xlb_store__save(struct xlb_store *s, const struct xlb_state *state, struct xlb_err *err)
+static int sqlite_save(struct xlb_store *base, const struct xlb_state *state, struct xlb_err *err)
 {
+	struct sqlite_store *s = sqlite_of(base);
 	sqlite3_stmt *vst = NULL, *rst = NULL, *mst = NULL;
 	char buf[64];
 	int ret;
@@ -235,6 +253,8 @@ int xlb_store__save(struct xlb_store *s, const struct xlb_state *state, struct x
 	bind_text(mst, 1, buf);
 	if (sqlite3_step(mst) != SQLITE_DONE)
 		ret = sql_err(s, err, "update meta");
+	else
+		ret = exec(s, "UPDATE meta SET value=CAST(value AS INTEGER)+1 WHERE key='revision';", err);
 out:
 	sqlite3_finalize(vst);
 	sqlite3_finalize(rst);
@@ -247,8 +267,9 @@ static int col_parse_fail(struct xlb_err *err, const char *what, const char *val
 	return xlb_err_set(err, -EUCLEAN, "store: corrupt %s \"%.64s\"", what, val ? val : "(null)");
 }
 
-int xlb_store__load(struct xlb_store *s, struct xlb_state *ret_state, struct xlb_err *err)
+static int sqlite_load(struct xlb_store *base, struct xlb_state *ret_state, struct xlb_err *err)
 {
+	struct sqlite_store *s = sqlite_of(base);
 	sqlite3_stmt *vst = NULL, *rst = NULL, *mst = NULL;
 	struct xlb_state st;
 	int ret = 0;
@@ -363,9 +384,10 @@ out:
 	return ret;
 }
 
-int xlb_store__save_settings(struct xlb_store *s, const struct xlb_settings *set,
-			     struct xlb_err *err)
+static int sqlite_save_settings(struct xlb_store *base, const struct xlb_settings *set,
+				struct xlb_err *err)
 {
+	struct sqlite_store *s = sqlite_of(base);
 	char ifaces[XLB_MAX_IFACES * XLB_IFNAME_LEN + 8] = "", mac[32], sql[1024];
 	sqlite3_stmt *st;
 	int ret = 0;
@@ -434,9 +456,10 @@ int xlb_store__save_settings(struct xlb_store *s, const struct xlb_settings *set
 	return ret;
 }
 
-int xlb_store__load_settings(struct xlb_store *s, struct xlb_settings *ret_set,
-			     struct xlb_err *err)
+static int sqlite_load_settings(struct xlb_store *base, struct xlb_settings *ret_set,
+				struct xlb_err *err)
 {
+	struct sqlite_store *s = sqlite_of(base);
 	struct xlb_settings set;
 	sqlite3_stmt *st;
 	int rows = 0, rc;
@@ -496,3 +519,64 @@ int xlb_store__load_settings(struct xlb_store *s, struct xlb_settings *ret_set,
 	*ret_set = set;
 	return 0;
 }
+
+/* ---- meta values, revision, the ops table ------------------------------------ */
+
+int xlb_sqlite_meta_get(struct xlb_store *base, const char *key, uint64_t *ret)
+{
+	struct sqlite_store *s = sqlite_of(base);
+	sqlite3_stmt *st;
+	int r = -ENOENT;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key=?1;", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return -EIO;
+	bind_text(st, 1, key);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*ret = (uint64_t)sqlite3_column_int64(st, 0);
+		r = 0;
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+int xlb_sqlite_meta_set(struct xlb_store *base, const char *key, uint64_t v, struct xlb_err *err)
+{
+	struct sqlite_store *s = sqlite_of(base);
+	sqlite3_stmt *st;
+	int r = 0;
+
+	if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO meta VALUES(?1, ?2);", -1, &st,
+			       NULL) != SQLITE_OK)
+		return sql_err(s, err, "prepare");
+	bind_text(st, 1, key);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)v);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		r = sql_err(s, err, "update meta");
+	sqlite3_finalize(st);
+	return r;
+}
+
+static void sqlite_info(struct xlb_store *base, struct xlb_store_info *ret)
+{
+	struct sqlite_store *s = sqlite_of(base);
+	uint64_t rev = 0;
+
+	xlb_sqlite_meta_get(base, "revision", &rev);
+	*ret = (struct xlb_store_info){ .kind = "sqlite", .revision = rev, .seen_revision = rev,
+					};
+	snprintf(ret->where, sizeof(ret->where), "%s", sqlite3_db_filename(s->db, "main") ?: "");
+}
+
+static const struct xlb_store_ops sqlite_ops = {
+	.kind = "sqlite",
+	.close = sqlite_close,
+	.load = sqlite_load,
+	.load_settings = sqlite_load_settings,
+	.save_settings = sqlite_save_settings,
+	.begin = sqlite_begin,
+	.save = sqlite_save,
+	.commit = sqlite_commit,
+	.rollback = sqlite_rollback,
+	.info = sqlite_info,
+};

@@ -8,7 +8,8 @@ packages=(
 	# build
 	build-essential meson ninja-build pkg-config clang llvm lld
 	libbpf-dev libxdp-dev libelf-dev zlib1g-dev linux-libc-dev
-	libsqlite3-dev libmicrohttpd-dev libsystemd-dev libjansson-dev libyaml-dev dpdk-dev
+	libsqlite3-dev libmicrohttpd-dev libsystemd-dev libjansson-dev libyaml-dev libcurl4-openssl-dev
+	dpdk-dev
 	# kernel tooling
 	bpftool xdp-tools iproute2 ethtool
 	# arm64 cross build and emulation
@@ -16,6 +17,8 @@ packages=(
 	# tests, demo and benchmarks
 	nginx curl wrk tcpdump netsniff-ng python3 python3-scapy valgrind
 	libclang-rt-14-dev systemd binutils
+	# fleet mode: BGP announcement and the replicated store (tests run them in netns)
+	bird2 etcd-server etcd-client
 )
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -37,9 +40,12 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# nginx's package starts a server on :80; xlb's tests start their own.
-if command -v systemctl >/dev/null && systemctl is-active -q nginx 2>/dev/null; then
-	systemctl stop nginx || true
-	systemctl disable -q nginx || true
-fi
+# nginx's, bird2's and etcd-server's packages start their daemons (:80, a
+# BGP speaker, a member on :2379); xlb's tests start their own in netns.
+for unit in nginx bird etcd; do
+	if command -v systemctl >/dev/null && systemctl is-active -q $unit 2>/dev/null; then
+		systemctl stop $unit || true
+		systemctl disable -q $unit || true
+	fi
+done
 echo "install-deps: done"
