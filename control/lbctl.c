@@ -9,8 +9,9 @@
  * options may be written iproute2-style ("encap gue") or as options
  * ("--encap=gue"); global options may also follow the command.
  *
- * Exit codes: 0 success, 1 the daemon refused or failed the request,
- * 2 usage error, 3 xlbd not reachable, 4 the verifier rejected the object.
+ * Exit codes: 0 success, 1 the daemon refused or failed the request (or
+ * the verifier rejected the object), 2 usage error or unreadable input,
+ * 3 xlbd not reachable.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -183,9 +184,9 @@ static const struct xlb_cli_cmd commands[] = {
 
 static const struct xlb_cli_section sections[] = {
 	{ "EXIT STATUS",
-	  "0 success; 1 xlbd refused or failed the request; 2 usage error (bad command line, "
-	  "bad argument or input file); 3 xlbd not reachable; 4 the verifier rejected the "
-	  "object." },
+	  "0 success; 1 xlbd refused or failed the request, or the verifier rejected the object "
+	  "(as xbpf verify); 2 usage error (bad command line, bad argument, unreadable input "
+	  "file); 3 xlbd not reachable." },
 	{ "EXAMPLES",
 	  "  lbctl vip add 10.0.0.10:80/tcp hc http hc-path /healthz\n"
 	  "  lbctl real add 10.0.0.10:80 10.1.0.1 weight 100\n"

@@ -29,7 +29,8 @@ enum {
 	LBCTL_EXIT_REFUSED = 1,	    /* xlbd refused or failed the request */
 	LBCTL_EXIT_USAGE = 2,	    /* bad command line or input file */
 	LBCTL_EXIT_UNREACHABLE = 3, /* no answer from xlbd */
-	LBCTL_EXIT_REJECTED = 4,    /* lbctl verify: the verifier rejected the object */
+	/* lbctl verify: the verifier rejected the object (xbpf verify's code) */
+	LBCTL_EXIT_REJECTED = 1,
 };
 
 /* Everything a command gets: the global options, its own, its arguments. */

@@ -400,5 +400,6 @@ int lbctl_verify(void *ctx)
 			fprintf(stderr, "lbctl: %s\n", err.msg);
 		json_decref(progs);
 	}
-	return ret == 0 ? 0 : ret == -ENOTSUP ? LBCTL_EXIT_REFUSED : LBCTL_EXIT_REJECTED;
+	/* As `xbpf verify`: 0 accepted, 1 rejected, 2 could not verify (unreadable input). */
+	return ret == 0 ? 0 : ret == -EACCES ? LBCTL_EXIT_REJECTED : LBCTL_EXIT_USAGE;
 }

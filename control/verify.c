@@ -52,8 +52,9 @@ int xlb_verify_object(const char *path, json_t **ret_json, struct xlb_err *err)
 						(json_int_t)info.insn_processed, "subprograms",
 						(json_int_t)info.func_cnt, "stack_depth", depths, "error",
 						r ? info.err_msg : "", "line", r ? info.err_line : ""));
+		/* Any verdict of the verifier, limits included, is a rejection. */
 		if (r && !ret)
-			ret = xlb_err_set(err, r == -EACCES || r == -EINVAL ? -EACCES : r,
+			ret = xlb_err_set(err, info.rejected ? -EACCES : r,
 					  "program %s: insn %d: %s", xbpf_prog__name(prog), info.err_insn,
 					  info.err_msg);
 		n++;

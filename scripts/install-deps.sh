@@ -19,6 +19,8 @@ packages=(
 	libclang-rt-14-dev systemd binutils
 	# fleet mode: BGP announcement and the replicated store (tests run them in netns)
 	bird2 etcd-server etcd-client
+	# the kernel's own verifier selftests (test_verifier tables), read at test time
+	linux-source-6.1
 )
 
 if [ "$(id -u)" -ne 0 ]; then

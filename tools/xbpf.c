@@ -588,7 +588,7 @@ static int verify_prog(const struct cli_cfg *cfg, const struct xbpf_prog *prog)
 		printf("%s: accepted\n", xbpf_prog__name(prog));
 		return EXIT_OK;
 	}
-	if (err != -EACCES && err != -EINVAL) {
+	if (!info.rejected) {
 		fprintf(stderr, "xbpf: verifier could not run: %s\n", strerror(-err));
 		return EXIT_USAGE;
 	}

@@ -407,19 +407,23 @@ int xv_compute_liveness(struct xv_env *env)
 
 /* ---- stack depth over the call graph ----------------------------------- */
 
+/*
+ * A frame's share of the combined stack: the kernel rounds to 16 bytes
+ * when the program is JITed (round_up_stack_depth()), as every load on a
+ * machine with the JIT on is.
+ */
 static int round_frame(int depth)
 {
-	if (depth < 1)
-		depth = 1;
-	return (depth + 31) & ~31;
+	return (depth + 15) & ~15;
 }
 
 static int stack_walk(struct xv_env *env, int idx, int frame, int depth)
 {
 	struct xv_subprog *sp = &env->subprog[idx];
 
+	/* frame counts the calls above main, so a chain of 8 calls is "8 frames". */
 	if (frame >= XBPF_MAX_CALL_FRAMES) {
-		xv_err(env, "the call stack of %d frames is too deep !\n", frame + 1);
+		xv_err(env, "the call stack of %d frames is too deep !\n", frame);
 		return -E2BIG;
 	}
 	depth += round_frame(sp->stack_depth);

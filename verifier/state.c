@@ -113,6 +113,32 @@ int xv_state_copy(struct xv_state *dst, const struct xv_state *src)
 	return 0;
 }
 
+/* An operand read (SRC_OP) must be set; a destination must not be the frame pointer. */
+int xv_check_reg_arg(struct xv_env *env, int regno, int t)
+{
+	struct xv_reg *regs = cur_regs(env);
+
+	if (regno >= XV_MAX_REG) {
+		xv_err(env, "R%d is invalid\n", regno);
+		return -EINVAL;
+	}
+	if (t == SRC_OP) {
+		if (regs[regno].type == NOT_INIT) {
+			xv_err(env, "R%d !read_ok\n", regno);
+			return -EACCES;
+		}
+		return 0;
+	}
+	if (regno == XBPF_REG_FP) {
+		xv_err(env, "frame pointer is read only\n");
+		return -EACCES;
+	}
+	if (t == DST_OP)
+		xv_mark_unknown(&regs[regno]);
+	regs[regno].written = true;
+	return 0;
+}
+
 /* ---- comparison -------------------------------------------------------- */
 
 #define ID_MAP_SIZE 128
@@ -446,20 +472,28 @@ void xv_print_state(struct xv_env *env, const struct xv_func_state *f, bool all_
 		char types[XV_SLOT + 1];
 		bool any = false;
 
-		if (slot->slot_type[XV_SLOT - 1] == STACK_SPILL) {
-			xv_log_printf(log, " fp%d=", -(s + 1) * XV_SLOT);
-			xv_print_reg(env, &slot->spilled);
-			continue;
-		}
+		/* The kernel's order: slot_type[0] (the highest byte) first. */
 		for (int b = 0; b < XV_SLOT; b++) {
-			uint8_t t = slot->slot_type[XV_SLOT - 1 - b];
+			uint8_t t = slot->slot_type[b];
 
 			types[b] = t == STACK_MISC ? 'm' : t == STACK_ZERO ? '0' : t == STACK_SPILL ? 'r' : '?';
 			any |= t != STACK_INVALID;
 		}
 		types[XV_SLOT] = '\0';
-		if (any)
+		if (!any)
+			continue;
+		if (slot->slot_type[XV_SLOT - 1] == STACK_SPILL) {
+			/* A narrow spill shows the bytes above it, then the register. */
+			for (int b = 0; b < XV_SLOT; b++)
+				if (slot->slot_type[b] == STACK_SPILL) {
+					types[b] = '\0';
+					break;
+				}
 			xv_log_printf(log, " fp%d=%s", -(s + 1) * XV_SLOT, types);
+			xv_print_reg(env, &slot->spilled);
+			continue;
+		}
+		xv_log_printf(log, " fp%d=%s", -(s + 1) * XV_SLOT, types);
 	}
 }
 

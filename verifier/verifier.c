@@ -134,6 +134,7 @@ out:
 	print_summary(env);
 	if (info) {
 		info->accepted = !err;
+		info->rejected = err && err != -ENOMEM;
 		info->insn_processed = env->insn_processed;
 		info->func_cnt = env->subprog_cnt;
 		for (int i = 0; i < env->subprog_cnt; i++) {
@@ -157,13 +158,11 @@ int xbpf_verify(const struct xbpf_prog *prog, const struct xbpf_verify_opts *opt
 	struct xv_env env = { 0 };
 	struct xbpf_verify_info scratch;
 
-	if (!prog)
-		return -EINVAL;
-	if (!OPTS_VALID(opts, xbpf_verify_opts))
-		return -EINVAL;
 	if (!ret_info)
 		ret_info = &scratch;
 	memset(ret_info, 0, sizeof(*ret_info));
+	if (!prog || !OPTS_VALID(opts, xbpf_verify_opts))
+		return -EINVAL;
 	env.prog = prog;
 	env.insns = xbpf_prog__insns(prog);
 	env.insn_cnt = (int)xbpf_prog__insn_cnt(prog);
@@ -176,6 +175,11 @@ int xbpf_verify(const struct xbpf_prog *prog, const struct xbpf_verify_opts *opt
 		xv_log_init(&env.log, opts->log_buf, opts->log_size, opts->log_level);
 	else
 		env.log.level = OPTS_GET(opts, log_level, 0);
+	if (OPTS_GET(opts, prog_flags, 0) & ~(XBPF_F_STRICT_ALIGNMENT | XBPF_F_ANY_ALIGNMENT |
+					      XBPF_F_TEST_RND_HI32 | XBPF_F_TEST_STATE_FREQ))
+		return -EINVAL;
+	env.strict_alignment = OPTS_GET(opts, prog_flags, 0) & XBPF_F_STRICT_ALIGNMENT;
+	env.test_state_freq = OPTS_GET(opts, prog_flags, 0) & XBPF_F_TEST_STATE_FREQ;
 	if (!env.insns)
 		return -EINVAL;
 	return xv_verify_env(&env);

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "libxbpf_internal.h"
 #include "tnum.h"
@@ -138,6 +139,8 @@ struct xv_insn_aux {
 	bool seen;
 	bool prune_point;
 	bool is_ldimm64_hi;	/* second slot of ld_imm64 */
+	/* Pointer type a load/store first went through (save_aux_ptr_type). */
+	enum xv_reg_type ptr_type;
 	uint16_t live_before;	/* registers possibly read before written (bit per reg) */
 	int subprog;
 	struct xv_explored *explored;
@@ -189,6 +192,10 @@ struct xv_env {
 	/* Checkpoints dropped from aux[].explored while paths still point at them. */
 	struct xv_explored *evicted;
 	bool has_pseudo_call, has_tail_call, has_ld_abs;
+	/* BPF_F_STRICT_ALIGNMENT: every access aligned, packets as if NET_IP_ALIGN 2. */
+	bool strict_alignment;
+	/* BPF_F_TEST_STATE_FREQ: a checkpoint at every prune point. */
+	bool test_state_freq;
 };
 
 /* Report a rejection: logs the message and keeps it for xbpf_verify_info. */
@@ -259,5 +266,94 @@ void xv_print_reg(struct xv_env *env, const struct xv_reg *reg);
 /* "frame1: R0=2 R1=ctx()": the registers in mask of frame f. */
 void xv_print_regs(struct xv_env *env, const struct xv_func_state *f, uint16_t mask);
 const char *xv_reg_type_str(enum xv_reg_type t);
+
+/* ---- the path walk's shared pieces (check.c and the files it drives) ---- */
+
+#define MAX_PACKET_OFF 0xffff
+#define MAX_VAR_OFF (1 << 29)
+#define HELPER_TAIL_CALL 12
+
+enum { SRC_OP, DST_OP, DST_OP_NO_MARK };
+
+static inline struct xv_func_state *cur_frame(struct xv_env *env)
+{
+	return env->cur->frame[env->cur->curframe];
+}
+
+static inline struct xv_reg *cur_regs(struct xv_env *env)
+{
+	return cur_frame(env)->regs;
+}
+
+static inline bool is_pointer(const struct xv_reg *reg)
+{
+	return reg->type != SCALAR_VALUE && reg->type != NOT_INIT;
+}
+
+static inline bool is_pkt(const struct xv_reg *reg)
+{
+	return reg->type == PTR_TO_PACKET || reg->type == PTR_TO_PACKET_META;
+}
+
+static inline void mark_not_init(struct xv_reg *reg)
+{
+	memset(reg, 0, sizeof(*reg));
+	reg->type = NOT_INIT;
+}
+
+static inline void mark_ptr(struct xv_reg *reg, enum xv_reg_type type)
+{
+	xv_mark_known(reg, 0);
+	reg->type = type;
+}
+
+
+int xv_check_reg_arg(struct xv_env *env, int regno, int t);
+
+/* stack.c */
+/* In-frame check of an access at regs[regno]+off; grows the frame and its depth. */
+int xv_stack_bounds(struct xv_env *env, int regno, int off, int size, bool write);
+int xv_stack_write(struct xv_env *env, int ptr_regno, int off, int size, int value_regno);
+int xv_stack_read(struct xv_env *env, int ptr_regno, int off, int size, int dst_regno);
+/* Stack memory a helper reads (or writes, or fills when raw_mode). */
+int xv_check_stack_range(struct xv_env *env, int regno, int off, int size, bool zero_ok, bool write,
+			 bool raw_mode);
+
+/* mem.c */
+int xv_check_map_access(struct xv_env *env, int regno, int off, int size, bool zero_ok);
+int xv_check_map_access_type(struct xv_env *env, int regno, int off, int size, bool write);
+int xv_check_packet_access(struct xv_env *env, int regno, int off, int size, bool zero_ok);
+int xv_check_ptr_off_reg(struct xv_env *env, const struct xv_reg *reg, int regno, bool fixed_off_ok);
+int xv_check_ptr_alignment(struct xv_env *env, const struct xv_reg *reg, int off, int size,
+			   bool strict_once);
+int xv_check_mem_access(struct xv_env *env, int regno, int off, int size, bool write, int value_regno,
+			bool strict_once, bool is_ldsx);
+int xv_check_ldx(struct xv_env *env, const struct xbpf_insn *insn);
+int xv_check_st_stx(struct xv_env *env, const struct xbpf_insn *insn);
+int xv_check_atomic(struct xv_env *env, const struct xbpf_insn *insn);
+int xv_check_ld_imm(struct xv_env *env, const struct xbpf_insn *insn);
+int xv_check_ld_abs(struct xv_env *env, const struct xbpf_insn *insn);
+void xv_clobber_caller_saved(struct xv_env *env);
+
+/* alu.c */
+int xv_check_alu(struct xv_env *env, const struct xbpf_insn *insn);
+
+/* prune.c */
+int xv_push_stack(struct xv_env *env, int insn_idx, int prev_idx, struct xv_state **ret);
+int xv_pop_stack(struct xv_env *env);
+void xv_update_branch_counts(struct xv_explored *e);
+int xv_is_state_visited(struct xv_env *env, int idx);
+
+/* branch.c */
+typedef void (*reg_visit_fn)(struct xv_env *env, struct xv_reg *reg, void *priv);
+/* Every register and spilled register of every frame of st. */
+void xv_for_each_reg(struct xv_env *env, struct xv_state *st, reg_visit_fn fn, void *priv);
+int xv_check_cond_jmp(struct xv_env *env, const struct xbpf_insn *insn, int *insn_idx);
+
+/* calls.c */
+int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn);
+int xv_check_func_call(struct xv_env *env, const struct xbpf_insn *insn, int *insn_idx);
+int xv_prepare_func_exit(struct xv_env *env, int *insn_idx);
+void xv_clear_all_pkt_pointers(struct xv_env *env);
 
 #endif /* XBPF_VERIFIER_IMPL_H */

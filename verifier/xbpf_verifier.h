@@ -29,12 +29,26 @@ struct xbpf_verify_opts {
 	/* Log sink; the log is truncated (and the result flagged) when it fills up. */
 	char *log_buf;
 	size_t log_size;
+	/* The kernel's BPF_PROG_LOAD prog_flags that change verification (XBPF_F_*). */
+	uint32_t prog_flags;
 	size_t : 0;
 };
-#define xbpf_verify_opts__last_field log_size
+#define xbpf_verify_opts__last_field prog_flags
+
+/* prog_flags, with the kernel's BPF_F_* values. */
+#define XBPF_F_STRICT_ALIGNMENT (1u << 0) /* every access aligned, packets as if NET_IP_ALIGN 2 */
+#define XBPF_F_ANY_ALIGNMENT (1u << 1)	  /* no effect: alignment is not checked unless strict */
+#define XBPF_F_TEST_RND_HI32 (1u << 2)	  /* no effect on verification */
+#define XBPF_F_TEST_STATE_FREQ (1u << 3)  /* a checkpoint at every prune point */
 
 struct xbpf_verify_info {
 	bool accepted;
+	/*
+	 * The verifier judged the program and refused it (any rejection,
+	 * limits included).  accepted and rejected both false: it could not
+	 * run at all (-ENOMEM).
+	 */
+	bool rejected;
 	uint32_t insn_processed;
 	uint32_t func_cnt;
 	uint32_t func_start[XBPF_MAX_SUBPROGS]; /* first insn of each subprogram */
@@ -49,9 +63,10 @@ struct xbpf_verify_info {
 
 /*
  * Verify a linked program (xbpf_prog__insns()) against its type's context and
- * helper set and its object's maps.  Returns 0 when accepted, -EACCES or
- * -EINVAL when rejected (ret_info->err_* say why), other -errno on failure
- * to run at all (-ENOMEM).  ret_info may be NULL.
+ * helper set and its object's maps.  Returns 0 when accepted; on rejection
+ * the kernel's errno for it (-EACCES, -EINVAL, -E2BIG for the limits, ...)
+ * with ret_info->rejected set and ret_info->err_* saying why; other -errno
+ * (-ENOMEM) when it could not run at all.  ret_info may be NULL.
  */
 int xbpf_verify(const struct xbpf_prog *prog, const struct xbpf_verify_opts *opts,
 		struct xbpf_verify_info *ret_info);

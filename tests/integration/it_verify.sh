@@ -3,7 +3,8 @@
 # kernel sees it.  With --verify enforce (the default) it refuses to attach
 # an object the verifier rejects, leaving the interface untouched; what the
 # verifier accepts is attached and `lbctl status` shows the verdict and the
-# stack depths.  `lbctl verify` gives the same verdict with exit code 0/4.
+# stack depths.  `lbctl verify` gives the same verdict with `xbpf verify`'s
+# exit codes: 0 accepted, 1 rejected, 2 unusable input.
 # Usage: it_verify.sh XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ
 set -u
 XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
@@ -11,12 +12,13 @@ T=xlbt-c7-vfy-$$
 source "$(dirname "$0")/it_lib.sh"
 it_begin
 
-"$LBCTL" verify "$LB_OBJ"
+"$LBCTL" verify "$LB_OBJ" 2>"$TOPO_TMP/verify.err"
 verdict=$?
 case $verdict in
 0) echo "xlb's verifier accepts $LB_OBJ" ;;
-4) echo "xlb's verifier rejects $LB_OBJ" ;;
-1) topo_skip "this build has no xlb verifier" ;;
+1) echo "xlb's verifier rejects $LB_OBJ" ;;
+2) grep -q "no xlb verifier" "$TOPO_TMP/verify.err" && topo_skip "this build has no xlb verifier"
+   fail "lbctl verify could not read $LB_OBJ: $(cat "$TOPO_TMP/verify.err")" ;;
 *) fail "lbctl verify exit code $verdict" ;;
 esac
 "$LBCTL" -j verify "$LB_OBJ" | python3 -c '
@@ -24,14 +26,16 @@ import json, sys
 v = json.load(sys.stdin)
 assert v["programs"] and all("stack_depth" in p for p in v["programs"]), v
 assert v["accepted"] == all(p["accepted"] for p in v["programs"]), v' || fail "verify JSON"
-# Junk is rejected, not crashed on.
+# Junk is unusable input (exit 2), not crashed on.
 head -c 4096 /dev/urandom > "$TOPO_TMP/junk.o"
 "$LBCTL" verify "$TOPO_TMP/junk.o" >/dev/null 2>&1
-[ $? -eq 4 ] || fail "junk object not rejected with exit 4"
+[ $? -eq 2 ] || fail "junk object not refused with exit 2"
+"$LBCTL" verify "$TOPO_TMP/no-such.o" >/dev/null 2>&1
+[ $? -eq 2 ] || fail "missing object not refused with exit 2"
 
 topo_up "$DECAP" "$DECAP_OBJ" || fail "topology"
 xlbd_prepare || fail "bpffs"
-if [ $verdict = 4 ]; then
+if [ $verdict = 1 ]; then
 	XLBD_VERIFY=enforce xlbd_start "$XLBD" "$LB_OBJ" 2>/dev/null && fail "xlbd attached a rejected object"
 	grep -q "xlb verifier rejected" "$TOPO_TMP/xlbd.log" || fail "no refusal message"
 	ip -n $T-lb link show l0 | grep -q "prog/xdp" && fail "interface touched after refusal"

@@ -220,6 +220,22 @@ def test_verify(tmp):
     rc, out, err = xbpf("verify", "--type", "xdp", map_prog)
     check(rc != 0, "the same program without --map is refused (rc %d)" % rc)
 
+    # A limit is a rejection like any other: exit 1 with the kernel's message and count.
+    limits = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "verifier",
+                          "limit_cases.py")
+    for name, msg in (("limits: a live call chain of 9 frames", "the call stack of 9 frames is too deep"),
+                      ("limits: a dead call chain of 8 frames (static walk)",
+                       "the call stack of 8 frames is too deep !"),
+                      ("limits: combined stack of three 200-byte frames",
+                       "combined stack size of 3 calls is 624. Too large"),
+                      ("limits: 1000000 processed insns", "BPF program is too large. Processed 1000001 insn"),
+                      ("limits: 8193 pending jumps", "The sequence of 8193 jumps is too complex.")):
+        raw = os.path.join(tmp, "limit.raw")
+        subprocess.run([sys.executable, limits, "--emit", name, raw], check=True)
+        rc, out, err = xbpf("verify", "--type", "xdp", raw)
+        check(rc == 1 and msg in out and "rejected at insn" in out,
+              "%s: exit 1 with %r (rc %d, %s%s)" % (name, msg, rc, out[-300:], err[-200:]))
+
     check(xbpf("verify", os.path.join(tmp, "missing.raw"))[0] == 2, "verify of a missing file exits 2")
     junk = write(tmp, "junk.raw", b"\x01\x02\x03\x04\x05\x06\x07")
     check(xbpf("verify", junk)[0] == 2, "verify of a 7-byte file exits 2")

@@ -31,11 +31,16 @@
 static char our_log[LOG_SIZE];
 static bool verbose;
 
+static const struct xbpf_insn *case_insns(const struct vcase *c)
+{
+	return c->big_insns ? c->big_insns : c->insns;
+}
+
 static size_t insn_count(const struct vcase *c)
 {
 	size_t n = c->insn_cnt;
 
-	if (n)
+	if (n || c->big_insns)
 		return n;
 	for (size_t i = 0; i < VCASE_MAX_INSNS; i++) {
 		const struct xbpf_insn *in = &c->insns[i];
@@ -50,12 +55,12 @@ static size_t insn_count(const struct vcase *c)
 static int run_ours(const struct vcase *c, struct xbpf_verify_info *info)
 {
 	struct xbpf_verify_opts opts = { .sz = sizeof(opts), .log_level = 0, .log_buf = our_log,
-					 .log_size = sizeof(our_log) };
+					 .log_size = sizeof(our_log), .prog_flags = c->prog_flags };
 	struct xbpf_object *obj;
 	struct xbpf_prog *prog;
 	int err;
 
-	obj = xbpf_object__open_raw(c->insns, insn_count(c), c->type, c->maps, c->map_cnt, NULL);
+	obj = xbpf_object__open_raw(case_insns(c), insn_count(c), c->type, c->maps, c->map_cnt, NULL);
 	if (!obj) {
 		snprintf(our_log, sizeof(our_log), "open_raw failed: %s\n", strerror(errno));
 		return -errno;
@@ -87,33 +92,49 @@ static int kernel_prog_type(enum xbpf_prog_type t)
 /* 1 accepted, 0 rejected, <0 could not run. */
 static int run_kernel(const struct vcase *c)
 {
-	struct bpf_insn insns[VCASE_MAX_INSNS];
 	int fds[VCASE_MAX_MAPS], fd, ret, ptype = kernel_prog_type(c->type);
 	size_t n = insn_count(c);
+	struct bpf_insn *insns;
 
 	if (ptype < 0)
 		return -EOPNOTSUPP;
+	insns = calloc(n ? n : 1, sizeof(*insns));
+	if (!insns)
+		return -ENOMEM;
 	for (size_t m = 0; m < c->map_cnt; m++) {
+		LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = c->maps[m].map_flags);
+
 		fds[m] = bpf_map_create((enum bpf_map_type)c->maps[m].type, NULL, c->maps[m].key_size,
-					c->maps[m].value_size, c->maps[m].max_entries, NULL);
+					c->maps[m].value_size, c->maps[m].max_entries, &mo);
 		if (fds[m] < 0) {
 			ret = -errno;
 			while (m--)
 				close(fds[m]);
+			free(insns);
 			return ret;
 		}
 	}
-	memcpy(insns, c->insns, n * sizeof(insns[0]));
+	memcpy(insns, case_insns(c), n * sizeof(insns[0]));
 	for (size_t i = 0; i < n; i++)
 		if (insns[i].code == (BPF_LD | BPF_DW | BPF_IMM) &&
 		    (insns[i].src_reg == BPF_PSEUDO_MAP_FD || insns[i].src_reg == BPF_PSEUDO_MAP_VALUE) &&
 		    insns[i].imm >= 0 && (size_t)insns[i].imm < c->map_cnt)
 			insns[i].imm = fds[insns[i].imm];
 	{
-		LIBBPF_OPTS(bpf_prog_load_opts, o, .log_buf = kern_log, .log_size = sizeof(kern_log),
-			    .log_level = 1);
+		/* The verdict without a log (a long log could end in ENOSPC), then the message. */
+		LIBBPF_OPTS(bpf_prog_load_opts, o, .prog_flags = c->prog_flags);
+
 		kern_log[0] = '\0';
 		fd = bpf_prog_load(ptype, "xlbt_v3", "GPL", insns, n, &o);
+		if (fd < 0) {
+			int saved = errno;
+
+			o.log_buf = kern_log;
+			o.log_size = sizeof(kern_log);
+			o.log_level = 1;
+			bpf_prog_load(ptype, "xlbt_v3", "GPL", insns, n, &o);
+			errno = saved;
+		}
 	}
 	ret = fd >= 0;
 	if (fd >= 0)
@@ -123,6 +144,7 @@ static int run_kernel(const struct vcase *c)
 		ret = -errno;
 	for (size_t m = 0; m < c->map_cnt; m++)
 		close(fds[m]);
+	free(insns);
 	return ret;
 }
 #endif
@@ -175,11 +197,20 @@ static int parse_line(char *line, struct vcase *c)
 			unsigned code, d, s;
 			int off, imm;
 
-			if (c->insn_cnt >= VCASE_MAX_INSNS ||
-			    sscanf(in, "%x:%u:%u:%d:%d", &code, &d, &s, &off, &imm) != 5)
+			if (sscanf(in, "%x:%u:%u:%d:%d", &code, &d, &s, &off, &imm) != 5)
 				return -EINVAL;
-			c->insns[c->insn_cnt++] = (struct xbpf_insn){ .code = code, .dst_reg = d, .src_reg = s,
-								      .off = off, .imm = imm };
+			if (c->insn_cnt == VCASE_MAX_INSNS || (c->big_insns && !(c->insn_cnt & (c->insn_cnt - 1)))) {
+				/* Past insns[]: grow a heap copy, doubling at powers of two. */
+				struct xbpf_insn *b = realloc(c->big_insns, 2 * c->insn_cnt * sizeof(*b));
+
+				if (!b)
+					return -ENOMEM;
+				if (!c->big_insns)
+					memcpy(b, c->insns, sizeof(c->insns));
+				c->big_insns = b;
+			}
+			(c->big_insns ? c->big_insns : c->insns)[c->insn_cnt++] =
+				(struct xbpf_insn){ .code = code, .dst_reg = d, .src_reg = s, .off = off, .imm = imm };
 		}
 	}
 	return c->insn_cnt ? 0 : -EINVAL;
@@ -280,7 +311,17 @@ int main(int argc, char **argv)
 		close(fd);
 	}
 #endif
-	if (file) {
+	if (!file) {
+		/* Both built-in corpora, one after the other. */
+		struct vcase *all = calloc(vcase_cnt + vcase_gaps_cnt, sizeof(*all));
+
+		if (!all)
+			return 1;
+		memcpy(all, vcases, vcase_cnt * sizeof(*all));
+		memcpy(all + vcase_cnt, vcases_gaps, vcase_gaps_cnt * sizeof(*all));
+		cases = all;
+		cnt = vcase_cnt + vcase_gaps_cnt;
+	} else {
 		struct vcase *fc = NULL;
 		int err = load_file(file, &fc, &cnt);
 

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "xbpf.h"
 
@@ -32,10 +33,16 @@ struct vcase {
 	const char *kernel_errstr;
 	/* Kernel cannot load this case the same way (e.g. needs our map index semantics). */
 	const char *kernel_skip;
+	/* BPF_PROG_LOAD prog_flags (XBPF_F_*), on both sides. */
+	uint32_t prog_flags;
+	/* Programs longer than insns[] (case files): used instead of insns when set. */
+	struct xbpf_insn *big_insns;
 };
 
-/* The built-in corpus (cases.c). */
+/* The built-in corpus: cases.c, and cases_gaps.c (where xlb and the kernel once disagreed). */
 extern const struct vcase vcases[];
 extern const size_t vcase_cnt;
+extern const struct vcase vcases_gaps[];
+extern const size_t vcase_gaps_cnt;
 
 #endif /* XLB_TEST_VCASE_H */

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cases_gaps.c - verdicts where xlb's verifier and the kernel once
+ * disagreed (issue 10), each with its twin on the other side of the line.
+ * Like cases.c, every case also runs through this machine's kernel in the
+ * 'kernel' suite, which must give the same verdict.
+ */
+#include "insn.h"
+#include "vcase.h"
+
+#define R0 0
+#define R1 1
+#define R2 2
+#define R3 3
+#define R4 4
+#define R5 5
+#define R6 6
+#define FP 10
+#define ACCEPT .result = VCASE_ACCEPT
+#define REJECT(msg) .result = VCASE_REJECT, .errstr = (msg)
+
+#define ARRAY_4_48(flags) \
+	{ .name = "a", .type = XBPF_MAP_ARRAY, .key_size = 4, .value_size = 48, .max_entries = 4, \
+	  .map_flags = (flags) }
+#define BPF_F_RDONLY_PROG (1u << 7)
+#define BPF_F_WRONLY_PROG (1u << 8)
+
+/* r0 = lookup(map 0, key 0) and return 0 when NULL; 8 insns. */
+#define LOOKUP_KEY0 \
+	ST(W, FP, -4, 0), MOV64X(R2, FP), A64K(ADD, R2, -4), LD_MAP(R1, 0), \
+	CALL_HELPER(BPF_FUNC_map_lookup_elem), JK(JNE, R0, 0, 2), MOV64K(R0, 0), EXIT()
+
+const struct vcase vcases_gaps[] = {
+	/* ---- a pointer stored to the stack with fewer than 8 bytes (false accept) -- */
+	{ "narrow spill: u32 store of the ctx pointer", XBPF_PROG_XDP, {
+		STX(W, FP, R1, -8), MOV64K(R0, 0), EXIT() },
+		REJECT("invalid size of register spill") },
+	{ "narrow spill: u16 store of the ctx pointer", XBPF_PROG_XDP, {
+		STX(H, FP, R1, -8), MOV64K(R0, 0), EXIT() },
+		REJECT("invalid size of register spill") },
+	{ "narrow spill: u8 store of the ctx pointer", XBPF_PROG_XDP, {
+		STX(B, FP, R1, -8), MOV64K(R0, 0), EXIT() },
+		REJECT("invalid size of register spill") },
+	{ "narrow spill: u32 store of the ctx pointer in the slot's upper half", XBPF_PROG_XDP, {
+		STX(W, FP, R1, -4), MOV64K(R0, 0), EXIT() },
+		REJECT("invalid size of register spill") },
+	{ "narrow spill: u32 store of the frame pointer in a subprogram", XBPF_PROG_XDP, {
+		CALL_PC(2), MOV64K(R0, 0), EXIT(), MOV64X(R2, FP),
+		STX(W, FP, R2, -8), EXIT() },
+		REJECT("invalid size of register spill") },
+	{ "narrow spill: u32 store of a map value pointer in a subprogram", XBPF_PROG_XDP, {
+		LOOKUP_KEY0, MOV64X(R1, R0), CALL_PC(2), MOV64K(R0, 0), EXIT(),
+		STX(W, FP, R1, -8), EXIT() },
+		.maps = { ARRAY_4_48(0) }, .map_cnt = 1, REJECT("invalid size of register spill") },
+	{ "narrow spill: the whole pointer spilled and filled is fine", XBPF_PROG_XDP, {
+		STX(DW, FP, R1, -8), LDX(DW, R1, FP, -8), LDX(W, R0, R1, XDP_MD(rx_queue_index)),
+		EXIT() }, ACCEPT },
+	{ "narrow spill: u32 store of a scalar is fine", XBPF_PROG_XDP, {
+		LDX(W, R2, R1, XDP_MD(rx_queue_index)), STX(W, FP, R2, -4), MOV64K(R0, 0), EXIT() },
+		ACCEPT },
+	{ "narrow spill: a u32 fill of a spilled pointer", XBPF_PROG_XDP, {
+		STX(DW, FP, R1, -8), LDX(W, R0, FP, -8), EXIT() },
+		REJECT("invalid size of register fill") },
+
+	/* ---- one instruction, different pointer kinds on different paths -------- */
+	{ "same insn: ctx on one path, stack on the other", XBPF_PROG_XDP, {
+		ST(DW, FP, -8, 0), LDX(W, R2, R1, XDP_MD(rx_queue_index)), JK(JEQ, R2, 0, 3),
+		MOV64X(R3, FP), A64K(ADD, R3, -8), JA(1), MOV64X(R3, R1),
+		LDX(W, R0, R3, 0), MOV64K(R0, 0), EXIT() },
+		REJECT("same insn cannot be used with different pointers") },
+	{ "same insn: a subprogram loads through ctx, then through the stack", XBPF_PROG_XDP, {
+		MOV64X(R6, R1), CALL_PC(5), ST(DW, FP, -8, 0), MOV64X(R1, FP),
+		A64K(ADD, R1, -8), CALL_PC(1), EXIT(),
+		LDX(W, R0, R1, XDP_MD(data)), EXIT() },
+		REJECT("same insn cannot be used with different pointers") },
+	{ "same insn: a subprogram stores through ctx, then through the stack", XBPF_PROG_SCHED_CLS, {
+		CALL_PC(5), ST(DW, FP, -8, 0), MOV64X(R1, FP),
+		A64K(ADD, R1, -16), CALL_PC(1), EXIT(),
+		ST(W, R1, SKB(mark), 7), MOV64K(R0, 0), EXIT() },
+		REJECT("same insn cannot be used with different pointers") },
+	{ "same insn: packet on one path, stack on the other is fine", XBPF_PROG_XDP, {
+		ST(DW, FP, -8, 0), LDX(W, R2, R1, XDP_MD(data)),
+		LDX(W, R4, R1, XDP_MD(data_end)), MOV64X(R5, R2), A64K(ADD, R5, 8),
+		JX(JGT, R5, R4, 7), LDX(W, R6, R1, XDP_MD(rx_queue_index)),
+		JK(JEQ, R6, 0, 3), MOV64X(R3, FP), A64K(ADD, R3, -8), JA(1),
+		MOV64X(R3, R2), LDX(W, R0, R3, 0), MOV64K(R0, 0), EXIT() }, ACCEPT },
+
+	/* ---- atomics ------------------------------------------------------------ */
+	{ "atomic: fetch into the frame pointer", XBPF_PROG_XDP, {
+		ST(DW, FP, -8, 0), ATOMIC(DW, XBPF_ADD | XBPF_FETCH, FP, FP, -8),
+		MOV64K(R0, 0), EXIT() }, REJECT("frame pointer is read only") },
+	{ "atomic: misaligned add into a map value", XBPF_PROG_XDP, {
+		LOOKUP_KEY0, MOV64K(R1, 1), ATOMIC(W, XBPF_ADD, R0, R1, 3), MOV64K(R0, 0),
+		EXIT() }, .maps = { ARRAY_4_48(0) }, .map_cnt = 1, REJECT("misaligned value access") },
+	{ "atomic: aligned add into a map value", XBPF_PROG_XDP, {
+		LOOKUP_KEY0, MOV64K(R1, 1), ATOMIC(W, XBPF_ADD, R0, R1, 4), MOV64K(R0, 0),
+		EXIT() }, .maps = { ARRAY_4_48(0) }, .map_cnt = 1, ACCEPT },
+	{ "atomic: fetch from a spilled pointer gives the pointer back", XBPF_PROG_XDP, {
+		STX(DW, FP, R1, -8), MOV64K(R2, 0), ATOMIC(DW, XBPF_XCHG, FP, R2, -8),
+		LDX(W, R0, R2, XDP_MD(rx_queue_index)), EXIT() }, ACCEPT },
+
+	/* ---- BPF_F_RDONLY_PROG / BPF_F_WRONLY_PROG maps ------------------------- */
+	{ "map flags: store into a read-only map value", XBPF_PROG_XDP, {
+		LOOKUP_KEY0, ST(DW, R0, 0, 1), MOV64K(R0, 0), EXIT() },
+		.maps = { ARRAY_4_48(BPF_F_RDONLY_PROG) }, .map_cnt = 1, REJECT("write into map forbidden") },
+	{ "map flags: load from a write-only map value", XBPF_PROG_XDP, {
+		LOOKUP_KEY0, LDX(DW, R0, R0, 0), MOV64K(R0, 0), EXIT() },
+		.maps = { ARRAY_4_48(BPF_F_WRONLY_PROG) }, .map_cnt = 1, REJECT("read from map forbidden") },
+	{ "map flags: load from a read-only map value is fine", XBPF_PROG_XDP, {
+		LOOKUP_KEY0, LDX(DW, R0, R0, 0), MOV64K(R0, 0), EXIT() },
+		.maps = { ARRAY_4_48(BPF_F_RDONLY_PROG) }, .map_cnt = 1, ACCEPT },
+
+	/* ---- BPF_F_STRICT_ALIGNMENT -------------------------------------------- */
+	{ "strict alignment: u32 packet load at offset 0 (NET_IP_ALIGN 2)", XBPF_PROG_XDP, {
+		LDX(W, R2, R1, XDP_MD(data)), LDX(W, R3, R1, XDP_MD(data_end)),
+		MOV64X(R4, R2), A64K(ADD, R4, 8), JX(JGT, R4, R3, 1),
+		LDX(W, R0, R2, 0), MOV64K(R0, 0), EXIT() },
+		.prog_flags = 1, REJECT("misaligned packet access") },
+	{ "strict alignment: u32 packet load at offset 2", XBPF_PROG_XDP, {
+		LDX(W, R2, R1, XDP_MD(data)), LDX(W, R3, R1, XDP_MD(data_end)),
+		MOV64X(R4, R2), A64K(ADD, R4, 8), JX(JGT, R4, R3, 1),
+		LDX(W, R0, R2, 2), MOV64K(R0, 0), EXIT() }, .prog_flags = 1, ACCEPT },
+
+	/* ---- narrow scalar spills keep their value (false reject) ---------------- */
+	{ "narrow spill: u32 spill and fill of a constant, then a packet offset", XBPF_PROG_SCHED_CLS, {
+		LDX(W, R2, R1, SKB(data)), LDX(W, R3, R1, SKB(data_end)),
+		MOV32K(R4, 20), STX(W, FP, R4, -8), LDX(W, R4, FP, -8),
+		A64X(ADD, R4, R2), JX(JGT, R4, R3, 1), LDX(W, R0, R2, 0),
+		MOV64K(R0, 0), EXIT() }, ACCEPT },
+	{ "narrow spill: u16 fill of a u32 constant spill", XBPF_PROG_SCHED_CLS, {
+		LDX(W, R2, R1, SKB(data)), LDX(W, R3, R1, SKB(data_end)),
+		MOV32K(R4, 20), STX(W, FP, R4, -8), LDX(H, R4, FP, -8),
+		A64X(ADD, R4, R2), JX(JGT, R4, R3, 1), LDX(W, R0, R2, 0),
+		MOV64K(R0, 0), EXIT() }, ACCEPT },
+	{ "narrow spill: u32 spill and fill of a bounded value keeps the bound", XBPF_PROG_SCHED_CLS, {
+		LDX(W, R2, R1, SKB(data)), LDX(W, R3, R1, SKB(data_end)),
+		LDX(W, R4, R1, SKB(mark)), A64K(AND, R4, 40),
+		STX(W, FP, R4, -8), LDX(W, R4, FP, -8), A64X(ADD, R2, R4),
+		MOV64X(R5, R2), A64K(ADD, R5, 4), JX(JGT, R5, R3, 1),
+		LDX(W, R0, R2, 0), MOV64K(R0, 0), EXIT() }, ACCEPT },
+	{ "narrow spill: an 8-byte fill of a u32 spill is not the value", XBPF_PROG_SCHED_CLS, {
+		LDX(W, R2, R1, SKB(data)), LDX(W, R3, R1, SKB(data_end)),
+		MOV32K(R4, 20), STX(W, FP, R4, -8), LDX(DW, R4, FP, -8),
+		A64X(ADD, R2, R4), MOV64X(R5, R2), A64K(ADD, R5, 4),
+		JX(JGT, R5, R3, 1), LDX(W, R0, R2, 0), MOV64K(R0, 0), EXIT() },
+		REJECT("math between pkt pointer and register with unbounded min value is not allowed") },
+
+	/* ---- byte swap or negation of a pointer (false reject) ------------------ */
+	{ "pointer: a byte-swapped pointer is a number", XBPF_PROG_XDP, {
+		MOV64X(R2, FP), BE(R2, 16),
+		MOV64X(R0, R2), A64K(AND, R0, 1), EXIT() }, ACCEPT },
+	{ "pointer: a negated pointer is a number", XBPF_PROG_XDP, {
+		MOV64X(R2, R1), NEG64(R2), MOV64X(R0, R2),
+		A64K(AND, R0, 1), EXIT() }, ACCEPT },
+	{ "pointer: a negated pointer cannot be dereferenced", XBPF_PROG_XDP, {
+		NEG64(R1), LDX(W, R0, R1, 0), EXIT() },
+		REJECT("R1 invalid mem access 'scalar'") },
+};
+
+const size_t vcase_gaps_cnt = sizeof(vcases_gaps) / sizeof(vcases_gaps[0]);

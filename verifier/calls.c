@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: MIT
+/*
+ * calls.c - helper calls against their prototypes, and bpf-to-bpf calls:
+ * a call pushes a frame that gets R1-R5, exit pops it and hands R0 back.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verifier_impl.h"
+
+/* ---- calls ------------------------------------------------------------- */
+
+static void clear_pkt_one(struct xv_env *env, struct xv_reg *reg, void *priv)
+{
+	if (reg->type == PTR_TO_PACKET || reg->type == PTR_TO_PACKET_META ||
+	    reg->type == PTR_TO_PACKET_END) {
+		bool w = reg->written;
+
+		xv_mark_unknown(reg);
+		reg->written = w;
+	}
+}
+
+/* Packet-moving helpers invalidate every packet pointer, in every frame. */
+void xv_clear_all_pkt_pointers(struct xv_env *env)
+{
+	xv_for_each_reg(env, env->cur, clear_pkt_one, NULL);
+}
+
+static int check_size_arg(struct xv_env *env, int regno, bool zero_ok, uint64_t *ret_max,
+			  uint64_t *ret_min)
+{
+	struct xv_reg *reg = &cur_regs(env)[regno];
+
+	if (reg->type != SCALAR_VALUE) {
+		xv_err(env, "R%d type=%s expected=scalar\n", regno, xv_reg_type_str(reg->type));
+		return -EACCES;
+	}
+	if (reg->smin_value < 0) {
+		xv_err(env, "R%d min value is negative, either use unsigned or 'var &= const'\n", regno);
+		return -EACCES;
+	}
+	if (reg->umin_value == 0 && !zero_ok) {
+		xv_err(env, "R%d invalid zero-sized read: u64=[%" PRIu64 ",%" PRIu64 "]\n", regno,
+		       reg->umin_value, reg->umax_value);
+		return -EACCES;
+	}
+	if (reg->umax_value >= (1u << 29)) {
+		xv_err(env, "R%d unbounded memory access, use 'var &= const' or 'if (var < const)'\n",
+		       regno);
+		return -EACCES;
+	}
+	*ret_max = reg->umax_value;
+	*ret_min = reg->umin_value;
+	return 0;
+}
+
+/*
+ * size bytes at the pointer in regno, read by a helper, or written when
+ * `write` (check_helper_mem_access()).  *raw_regno is set when the helper
+ * fills uninitialized stack at a constant offset, so the caller marks the
+ * bytes written once the call is done.
+ */
+static int check_helper_mem(struct xv_env *env, int regno, int size, bool write, bool zero_ok,
+			    bool raw_mode, int *raw_regno)
+{
+	struct xv_reg *reg = &cur_regs(env)[regno];
+
+	switch (reg->type) {
+	case PTR_TO_PACKET:
+	case PTR_TO_PACKET_META:
+		return xv_check_packet_access(env, regno, reg->off, size, zero_ok);
+	case PTR_TO_MAP_VALUE:
+		if (xv_check_map_access_type(env, regno, reg->off, size, write))
+			return -EACCES;
+		return xv_check_map_access(env, regno, reg->off, size, zero_ok);
+	case PTR_TO_STACK:
+		if (raw_mode && tnum_is_const(reg->var_off) && raw_regno)
+			*raw_regno = regno;
+		return xv_check_stack_range(env, regno, reg->off, size, zero_ok, write,
+					    raw_mode && tnum_is_const(reg->var_off));
+	default:
+		/* Zero bytes from NULL are fine, whatever the pointer type. */
+		if (zero_ok && size == 0 && reg->type == SCALAR_VALUE && xv_reg_is_const(reg) &&
+		    reg->var_off.value == 0)
+			return 0;
+		xv_err(env, "R%d type=%s expected=fp\n", regno, xv_reg_type_str(reg->type));
+		return -EACCES;
+	}
+}
+
+#define H_MAP_LOOKUP 1
+#define H_PERF_EVENT_OUTPUT 25
+#define H_REDIRECT_MAP 51
+#define H_RINGBUF_OUTPUT 130
+
+/* The kernel's check_map_func_compatibility(), for the map types we have. */
+static int check_map_func_compat(struct xv_env *env, const struct xbpf_map_spec *map,
+				 const struct xbpf_helper_proto *p)
+{
+	bool ok = true;
+
+	switch (map->type) {
+	case XBPF_MAP_RINGBUF:
+		ok = p->id == H_RINGBUF_OUTPUT;
+		break;
+	case XBPF_MAP_DEVMAP:
+		ok = p->id == H_REDIRECT_MAP || p->id == H_MAP_LOOKUP;
+		break;
+	case XBPF_MAP_ARRAY_OF_MAPS:
+	case XBPF_MAP_HASH_OF_MAPS:
+		ok = p->id == H_MAP_LOOKUP;
+		break;
+	default:
+		break;
+	}
+	switch (p->id) {
+	case H_REDIRECT_MAP:
+		ok = ok && map->type == XBPF_MAP_DEVMAP;
+		break;
+	case H_RINGBUF_OUTPUT:
+		ok = ok && map->type == XBPF_MAP_RINGBUF;
+		break;
+	case H_PERF_EVENT_OUTPUT:
+		ok = false; /* needs a perf event array, which the runtime does not have */
+		break;
+	default:
+		break;
+	}
+	if (!ok) {
+		xv_err(env, "cannot pass map_type %u into func bpf_%s#%d\n", map->type, p->name, p->id);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
+{
+	const struct xbpf_helper_proto *p = xbpf_helper_proto(insn->imm);
+	struct xv_reg *regs = cur_regs(env);
+	const struct xbpf_map_spec *map = NULL;
+	int32_t map_idx = -1;
+	int err, raw_regno = -1, raw_size = 0;
+
+	if (!p) {
+		xv_err(env, "invalid func unknown#%d\n", insn->imm);
+		return -EINVAL;
+	}
+	if (!(p->prog_types & XBPF_PROG_BIT(env->type))) {
+		xv_err(env, "program of this type cannot use helper bpf_%s#%d\n", p->name, insn->imm);
+		return -EINVAL;
+	}
+	for (int a = 0; a < 5; a++) {
+		int regno = a + 1;
+		struct xv_reg *reg = &regs[regno];
+		enum xbpf_arg_type at = p->args[a];
+		uint64_t umax = 0, umin = 0;
+
+		if (at == XBPF_ARG_NONE)
+			continue;
+		err = xv_check_reg_arg(env, regno, SRC_OP);
+		if (err)
+			return err;
+		switch (at) {
+		case XBPF_ARG_ANYTHING:
+			break;
+		case XBPF_ARG_CONST_MAP_PTR:
+			if (reg->type != CONST_PTR_TO_MAP) {
+				xv_err(env, "R%d type=%s expected=map_ptr\n", regno,
+				       xv_reg_type_str(reg->type));
+				return -EACCES;
+			}
+			map = reg->map;
+			map_idx = reg->map_idx;
+			break;
+		case XBPF_ARG_PTR_TO_MAP_KEY:
+		case XBPF_ARG_PTR_TO_MAP_VALUE:
+			if (!map) {
+				xv_err(env, "invalid map_ptr to access map->%s\n",
+				       at == XBPF_ARG_PTR_TO_MAP_KEY ? "key" : "value");
+				return -EACCES;
+			}
+			err = check_helper_mem(env, regno,
+					       at == XBPF_ARG_PTR_TO_MAP_KEY ? map->key_size : map->value_size,
+					       false, false, false, NULL);
+			if (err)
+				return err;
+			break;
+		case XBPF_ARG_PTR_TO_MEM:
+		case XBPF_ARG_PTR_TO_MEM_OR_NULL:
+		case XBPF_ARG_PTR_TO_UNINIT_MEM:
+			if (at == XBPF_ARG_PTR_TO_MEM_OR_NULL && xv_reg_is_const(reg) &&
+			    reg->var_off.value == 0)
+				break;
+			if (!is_pointer(reg)) {
+				xv_err(env, "R%d type=%s expected=fp, pkt, pkt_meta, map_value\n", regno,
+				       xv_reg_type_str(reg->type));
+				return -EACCES;
+			}
+			break; /* size checked with the next argument */
+		case XBPF_ARG_CONST_SIZE:
+		case XBPF_ARG_CONST_SIZE_OR_ZERO:
+		case XBPF_ARG_CONST_ALLOC_SIZE_OR_ZERO: {
+			bool zero_ok = at != XBPF_ARG_CONST_SIZE;
+			enum xbpf_arg_type prev = a ? p->args[a - 1] : XBPF_ARG_NONE;
+
+			err = check_size_arg(env, regno, zero_ok, &umax, &umin);
+			if (err)
+				return err;
+			if (prev == XBPF_ARG_PTR_TO_MEM || prev == XBPF_ARG_PTR_TO_MEM_OR_NULL ||
+			    prev == XBPF_ARG_PTR_TO_UNINIT_MEM) {
+				struct xv_reg *mem = &regs[regno - 1];
+
+				/* NULL is memory of size zero only (the kernel checks umax). */
+				if (prev == XBPF_ARG_PTR_TO_MEM_OR_NULL && xv_reg_is_const(mem) &&
+				    mem->var_off.value == 0 && mem->type == SCALAR_VALUE) {
+					if (umax == 0 && zero_ok)
+						break;
+					xv_err(env, "R%d type=%s expected=fp\n", regno - 1,
+					       xv_reg_type_str(mem->type));
+					return -EACCES;
+				}
+				err = check_helper_mem(env, regno - 1, (int)umax,
+						       prev == XBPF_ARG_PTR_TO_UNINIT_MEM, zero_ok,
+						       prev == XBPF_ARG_PTR_TO_UNINIT_MEM &&
+						       tnum_is_const(regs[regno].var_off),
+						       &raw_regno);
+				raw_size = (int)umax;
+				if (err)
+					return err;
+			}
+			break;
+		}
+		case XBPF_ARG_PTR_TO_CTX:
+			if (reg->type != PTR_TO_CTX) {
+				xv_err(env, "R%d type=%s expected=ctx\n", regno, xv_reg_type_str(reg->type));
+				return -EACCES;
+			}
+			if (reg->off || !tnum_equals_const(reg->var_off, 0)) {
+				xv_err(env, "dereference of modified ctx ptr R%d off=%d disallowed\n",
+				       regno, reg->off);
+				return -EACCES;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	if (map) {
+		err = check_map_func_compat(env, map, p);
+		if (err)
+			return err;
+	}
+	/* Uninitialized stack the helper filled is data now, byte by byte as the kernel does. */
+	for (int i = 0; raw_regno >= 0 && i < raw_size; i++) {
+		err = xv_check_mem_access(env, raw_regno, i, 1, true, -1, false, false);
+		if (err)
+			return err;
+	}
+	if (p->changes_pkt_data)
+		xv_clear_all_pkt_pointers(env);
+	xv_clobber_caller_saved(env);
+	switch (p->ret) {
+	case XBPF_RET_VOID:
+		mark_not_init(&regs[0]);
+		break;
+	case XBPF_RET_PTR_TO_MAP_VALUE_OR_NULL:
+		if (!map) {
+			xv_err(env, "kernel subsystem misconfigured verifier\n");
+			return -EINVAL;
+		}
+		if ((map->type == XBPF_MAP_ARRAY_OF_MAPS || map->type == XBPF_MAP_HASH_OF_MAPS) &&
+		    map->inner) {
+			/* The value of a map of maps is a map: usable after a null check. */
+			mark_ptr(&regs[0], CONST_PTR_TO_MAP_OR_NULL);
+			regs[0].map = map->inner;
+		} else {
+			mark_ptr(&regs[0], PTR_TO_MAP_VALUE_OR_NULL);
+			regs[0].map = map;
+		}
+		regs[0].map_idx = map_idx;
+		regs[0].id = ++env->id_gen;
+		break;
+	default:
+		xv_mark_unknown(&regs[0]);
+		break;
+	}
+	regs[0].written = true;
+	return 0;
+}
+
+int xv_check_func_call(struct xv_env *env, const struct xbpf_insn *insn, int *insn_idx)
+{
+	struct xv_state *st = env->cur;
+	struct xv_func_state *caller = cur_frame(env), *callee;
+	int target = *insn_idx + insn->imm + 1, subprog;
+
+	if (st->curframe + 1 >= XBPF_MAX_CALL_FRAMES) {
+		xv_err(env, "the call stack of %d frames is too deep\n", st->curframe + 2);
+		return -E2BIG;
+	}
+	subprog = xv_find_subprog(env, target);
+	if (subprog < 0) {
+		xv_err(env, "verifier bug. No program starts at insn %d\n", target);
+		return -EFAULT;
+	}
+	callee = xv_frame_new();
+	if (!callee)
+		return -ENOMEM;
+	callee->callsite = *insn_idx;
+	callee->frameno = st->curframe + 1;
+	callee->subprogno = subprog;
+	for (int r = 0; r < XV_MAX_REG; r++)
+		mark_not_init(&callee->regs[r]);
+	for (int r = 1; r <= 5; r++)
+		callee->regs[r] = caller->regs[r];
+	mark_ptr(&callee->regs[XBPF_REG_FP], PTR_TO_STACK);
+	callee->regs[XBPF_REG_FP].frameno = callee->frameno;
+	for (int r = 1; r <= 5; r++)
+		mark_not_init(&caller->regs[r]);
+	st->frame[++st->curframe] = callee;
+	if (env->log.level) {
+		xv_log_printf(&env->log, "caller:\n");
+		xv_print_state(env, caller, true);
+		xv_log_printf(&env->log, "\ncallee:\n");
+		xv_print_state(env, callee, true);
+		xv_log_printf(&env->log, "\n");
+	}
+	*insn_idx = target;
+	return 0;
+}
+
+int xv_prepare_func_exit(struct xv_env *env, int *insn_idx)
+{
+	struct xv_state *st = env->cur;
+	struct xv_func_state *callee = cur_frame(env), *caller = st->frame[st->curframe - 1];
+	struct xv_reg *r0 = &callee->regs[0];
+
+	if (r0->type == PTR_TO_STACK) {
+		xv_err(env, "cannot return stack pointer to the caller\n");
+		return -EINVAL;
+	}
+	caller->regs[0] = *r0;
+	caller->regs[0].written = true;
+	if (env->log.level) {
+		xv_log_printf(&env->log, "returning from callee:\n");
+		xv_print_state(env, callee, true);
+		xv_log_printf(&env->log, "\nto caller at %d:\n", callee->callsite + 1);
+		xv_print_state(env, caller, true);
+		xv_log_printf(&env->log, "\n");
+	}
+	*insn_idx = callee->callsite + 1;
+	xv_frame_free(callee);
+	st->frame[st->curframe--] = NULL;
+	return 0;
+}
