@@ -33,9 +33,21 @@ struct xbpf_map;
  * syscall layout, each rounded to 8 bytes); otherwise only that CPU's.
  * Values of maps of maps are stored as struct xbpf_map pointers here; the
  * id <-> pointer translation happens in maps.c.
+ *
+ * Storage: a family keeps its whole state in map->area, mem_size() bytes
+ * that map_shm.c allocates (private: calloc; shared: a file mapped by every
+ * process using the map), laid out with offsets only, never pointers, so
+ * that each process may map it at another address.  init() builds the
+ * process-local view (map->priv) over it: with `fresh` it also lays the
+ * zeroed area out; without, the area was laid out by another process.
+ * Families that are not position-independent (shareable false) allocate
+ * their own private state in init() and ignore the area.
  */
 struct xbpf_map_ops {
-	int (*alloc)(struct xbpf_map *map);
+	bool shareable;
+	size_t (*mem_size)(const struct xbpf_map *map);
+	int (*init)(struct xbpf_map *map, bool fresh);
+	/* Free the process-local view (not the area). */
 	void (*free)(struct xbpf_map *map);
 	/* Value storage of key (all CPUs, stride apart) or NULL. */
 	void *(*lookup_raw)(struct xbpf_map *map, const void *key);
@@ -64,8 +76,23 @@ struct xbpf_map {
 	struct xbpf_inner_ref *reg;
 	size_t reg_cnt, reg_cap;
 
-	void *priv; /* family state */
+	/* storage (map_shm.c): header, then the family's area */
+	uint8_t *mem;
+	size_t mem_len;
+	uint8_t *area;
+	bool shared;   /* mem is a MAP_SHARED file mapping */
+	bool attached; /* shared storage that existed before (re-attached) */
+
+	void *priv; /* family state: the process-local view */
 };
+
+/* Storage header size: the family area starts this far into the storage. */
+#define XBPF_MAP_HDR_SIZE 256
+
+static inline bool __xbpf_is_map_of_maps(enum xbpf_map_type type)
+{
+	return type == XBPF_MAP_ARRAY_OF_MAPS || type == XBPF_MAP_HASH_OF_MAPS;
+}
 
 extern const struct xbpf_map_ops __xbpf_array_ops;
 extern const struct xbpf_map_ops __xbpf_fd_array_ops; /* array_of_maps, devmap */
@@ -106,20 +133,31 @@ static inline uint8_t *__xbpf_array_elem(const struct xbpf_map *map, const void 
 	return (uint8_t *)map->priv + (size_t)idx * map->cpu_vals * map->stride;
 }
 
-/* A spin lock for short writer sections (readers never take it). */
+/*
+ * A spin lock for short writer sections (readers never take it).  It may
+ * live in storage shared between processes, so the word holds the owner's
+ * pid: a waiter that has spun long checks whether the owner still exists
+ * and takes over the lock of a process killed inside its section (every
+ * writer section keeps the structure readable at each store, so the worst
+ * a dead writer leaves is one leaked element).
+ */
 typedef struct {
-	atomic_flag flag;
+	_Atomic uint32_t owner;
 } xbpf_spinlock_t;
 
+extern uint32_t __xbpf_lock_pid;
 void __xbpf_spin_lock_slow(xbpf_spinlock_t *lock);
 static inline void xbpf_spin_lock(xbpf_spinlock_t *lock)
 {
-	if (atomic_flag_test_and_set_explicit(&lock->flag, memory_order_acquire))
+	uint32_t free_word = 0;
+
+	if (!atomic_compare_exchange_strong_explicit(&lock->owner, &free_word, __xbpf_lock_pid,
+						     memory_order_acquire, memory_order_relaxed))
 		__xbpf_spin_lock_slow(lock);
 }
 static inline void xbpf_spin_unlock(xbpf_spinlock_t *lock)
 {
-	atomic_flag_clear_explicit(&lock->flag, memory_order_release);
+	atomic_store_explicit(&lock->owner, 0, memory_order_release);
 }
 
 /* ---- contexts ------------------------------------------------------------ */
@@ -145,6 +183,7 @@ struct xbpf_run_ctx {
 	enum xbpf_prog_type type;
 	uint8_t *frame;	     /* the low-arena frame: hard start */
 	uint32_t frame_size; /* bytes usable from frame (data_hard_end) */
+	bool external;	     /* frame is the caller's buffer (xbpf_run_ctx__set_xdp_buf) */
 	bool meta_valid;
 	uint32_t l2_pulled;  /* socket filters: ETH_HLEN pulled before the run */
 	uint32_t pkt_len;    /* skb: wire length as test_run keeps it (cb->pkt_len) */
@@ -246,7 +285,8 @@ int __xbpf_object_add_map(struct xbpf_object *obj, struct xbpf_map *map);
 struct xbpf_prog *__xbpf_object_add_prog(struct xbpf_object *obj);
 
 /* ELF loading (elf.c/link.c/btf.c): fill obj from an ELF image. */
-int __xbpf_elf_load(struct xbpf_object *obj, const void *buf, size_t size, int nr_cpus);
+int __xbpf_elf_load(struct xbpf_object *obj, const void *buf, size_t size, int nr_cpus,
+		    const char *pin_root);
 
 
 /* ---- BTF (btf.c) ----------------------------------------------------------- */

@@ -301,11 +301,62 @@ err_free:
 	return xbpf_err(err);
 }
 
+int xbpf_run_ctx__new_xdp_buf(struct xbpf_run_ctx **ret_ctx)
+{
+	struct xbpf_run_ctx *ctx;
+
+	if (!ret_ctx)
+		return xbpf_err(-EINVAL);
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return xbpf_err(-ENOMEM);
+	ctx->type = XBPF_PROG_XDP;
+	ctx->external = true;
+	*ret_ctx = ctx;
+	return 0;
+}
+
+int xbpf_run_ctx__set_xdp_buf(struct xbpf_run_ctx *ctx, void *hard_start, uint32_t frame_size,
+			      uint32_t data_off, uint32_t len, uint32_t ingress_ifindex,
+			      uint32_t rx_queue_index)
+{
+	struct xbpf_thread_state *ts = __xbpf_thread();
+	uint8_t *start = hard_start, *data = start + data_off;
+	struct xdp_md *md = &ctx->md.xdp;
+
+	if ((uint64_t)(uintptr_t)start + frame_size > (1ull << 32))
+		return -ERANGE;
+	/* no driver hands XDP a frame shorter than an Ethernet header, nor does test_run */
+	if (data_off < XBPF_XDP_FRAME_SIZE || len < XBPF_ETH_HLEN || (uint64_t)data_off + len > frame_size)
+		return -EINVAL;
+	ctx->frame = start;
+	ctx->frame_size = frame_size;
+	ctx->meta_valid = true;
+	md->data = md->data_meta = xbpf_ptr_u32(data);
+	md->data_end = xbpf_ptr_u32(data + len);
+	md->ingress_ifindex = ingress_ifindex;
+	md->rx_queue_index = rx_queue_index;
+	md->egress_ifindex = 0;
+	ts->prog_type = XBPF_PROG_XDP;
+	ts->redirect.ifindex = 0;
+	ts->redirect.map = NULL;
+	return 0;
+}
+
+void xbpf_run_ctx__xdp_buf(const struct xbpf_run_ctx *ctx, uint32_t *ret_data_off, uint32_t *ret_len)
+{
+	const struct xdp_md *md = &ctx->md.xdp;
+
+	*ret_data_off = (uint32_t)((uint8_t *)xbpf_u32_ptr(md->data) - ctx->frame);
+	*ret_len = md->data_end - md->data;
+}
+
 struct xbpf_run_ctx *xbpf_run_ctx__free(struct xbpf_run_ctx *ctx)
 {
 	if (!ctx)
 		return NULL;
-	__xbpf_frame_free(ctx->frame);
+	if (!ctx->external)
+		__xbpf_frame_free(ctx->frame);
 	free(ctx->data_in);
 	free(ctx->raw);
 	free(ctx);
@@ -337,7 +388,7 @@ int xbpf_run_ctx__reset(struct xbpf_run_ctx *ctx)
 {
 	struct xbpf_thread_state *ts = __xbpf_thread();
 
-	if (!ctx)
+	if (!ctx || ctx->external)
 		return xbpf_err(-EINVAL);
 	memset(&ts->redirect, 0, sizeof(ts->redirect));
 	switch (ctx->type) {

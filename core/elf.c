@@ -262,11 +262,29 @@ static int load_license(struct xbpf_object *obj, struct xbpf_elf *elf)
 	return 0;
 }
 
-static int add_map(struct xbpf_object *obj, const struct xbpf_map_spec *spec, int nr_cpus)
+/* pin_root: the directory of shared maps, or NULL for a private map. */
+static int add_map(struct xbpf_object *obj, const struct xbpf_map_spec *spec, int nr_cpus,
+		   const char *pin_root)
 {
-	struct xbpf_map *map = xbpf_map__create(spec, nr_cpus);
+	struct xbpf_map *map;
+	char path[4096];
 	int err;
 
+	if (pin_root) {
+		if (snprintf(path, sizeof(path), "%s/%s", pin_root, spec->name) >= (int)sizeof(path))
+			return -ENAMETOOLONG;
+		map = xbpf_map__open_shared(path, spec, nr_cpus);
+		if (!map) {
+			err = -errno;
+			pr_warn("elf: map '%s': cannot open shared map %s: %s\n", spec->name, path,
+				strerror(-err));
+			return err;
+		}
+		if (xbpf_map__reattached(map))
+			pr_debug("elf: map '%s': re-attached %s\n", spec->name, path);
+		goto add;
+	}
+	map = xbpf_map__create(spec, nr_cpus);
 	if (!map) {
 		err = -errno;
 		pr_warn("elf: map '%s' (%s, key %u, value %u, max %u): invalid spec: %s\n", spec->name,
@@ -274,13 +292,14 @@ static int add_map(struct xbpf_object *obj, const struct xbpf_map_spec *spec, in
 			spec->value_size, spec->max_entries, strerror(-err));
 		return err;
 	}
+add:
 	err = __xbpf_object_add_map(obj, map);
 	if (err)
 		xbpf_map__free(map);
 	return err;
 }
 
-static int load_maps(struct xbpf_object *obj, struct xbpf_elf *elf, int nr_cpus)
+static int load_maps(struct xbpf_object *obj, struct xbpf_elf *elf, int nr_cpus, const char *pin_root)
 {
 	uint32_t i;
 	size_t j;
@@ -339,7 +358,7 @@ static int load_maps(struct xbpf_object *obj, struct xbpf_elf *elf, int nr_cpus)
 				return -EINVAL;
 			}
 			d->spec.inner = d->has_inner ? &d->inner : NULL;
-			err = add_map(obj, &d->spec, nr_cpus);
+			err = add_map(obj, &d->spec, nr_cpus, pin_root);
 			if (err)
 				return err;
 		}
@@ -363,7 +382,7 @@ static int load_maps(struct xbpf_object *obj, struct xbpf_elf *elf, int nr_cpus)
 			spec.map_flags = BPF_F_RDONLY_PROG;
 		if (elf->has_btf && __xbpf_btf_datasec_has_global(&elf->btf, s->name))
 			spec.map_flags |= BPF_F_MMAPABLE;
-		err = add_map(obj, &spec, nr_cpus);
+		err = add_map(obj, &spec, nr_cpus, NULL);
 		if (err)
 			return err;
 		elf->sec_map[i] = (int)obj->map_cnt - 1;
@@ -480,7 +499,8 @@ static int load_btf(struct xbpf_object *obj, struct xbpf_elf *elf)
 	return 0;
 }
 
-int __xbpf_elf_load(struct xbpf_object *obj, const void *buf, size_t size, int nr_cpus)
+int __xbpf_elf_load(struct xbpf_object *obj, const void *buf, size_t size, int nr_cpus,
+		    const char *pin_root)
 {
 	struct xbpf_elf elf = { .buf = buf, .size = size };
 	int err;
@@ -490,7 +510,7 @@ int __xbpf_elf_load(struct xbpf_object *obj, const void *buf, size_t size, int n
 	err = err ?: parse_relocs(&elf);
 	err = err ?: load_license(obj, &elf);
 	err = err ?: load_btf(obj, &elf);
-	err = err ?: load_maps(obj, &elf, nr_cpus);
+	err = err ?: load_maps(obj, &elf, nr_cpus, pin_root);
 	err = err ?: init_map_slots(obj, &elf);
 	err = err ?: __xbpf_elf_link(obj, &elf);
 	if (!err && elf.btf_copy) {

@@ -23,9 +23,14 @@
 
 #include "core_impl.h"
 
+/*
+ * Links are byte offsets from the map's storage (map->mem), never pointers,
+ * so that processes mapping a shared map at different addresses agree on
+ * them (map_shm.c).  No element sits at offset 0: the header comes first.
+ */
 struct htab_elem {
-	_Atomic uintptr_t next; /* element pointer, or nulls marker (bit 0 set) */
-	struct htab_elem *free_next;
+	_Atomic uint64_t next; /* element offset, or nulls marker (bit 0 set) */
+	uint64_t free_next;    /* element offset, 0 ends the free list */
 	uint32_t hash;
 	_Atomic uint8_t linked;
 	_Atomic uint8_t ref;
@@ -34,27 +39,52 @@ struct htab_elem {
 };
 
 struct htab_bucket {
-	_Atomic uintptr_t head;
+	_Atomic uint64_t head;
 	xbpf_spinlock_t lock;
+	uint32_t pad;
 };
 
-struct htab {
-	struct htab_bucket *buckets;
+/* The map's state, in its storage area (shared by every process using it). */
+struct htab_shared {
 	uint32_t n_buckets; /* power of two */
 	uint32_t key_stride;
-	size_t elem_size;
-	uint8_t *pool;
+	uint64_t elem_size;
+	uint64_t buckets_off, pool_off; /* from the storage */
 	uint32_t pool_cnt;
 	_Atomic uint32_t pool_used; /* elements ever handed out; grows under free_lock */
 	xbpf_spinlock_t free_lock;
-	struct htab_elem *free_head;
+	uint32_t lru;
+	uint64_t free_head, free_tail; /* FIFO of freed elements */
 	_Atomic int32_t count;
 	_Atomic uint32_t clock_hand;
+	uint64_t seed;
+};
+
+/* This process's view: where the storage is, and the constants of its layout. */
+struct htab {
+	struct htab_shared *s;
+	uint8_t *base; /* map->mem: offsets count from here */
+	struct htab_bucket *buckets;
+	uint8_t *pool;
+	uint32_t n_buckets;
+	uint32_t key_stride;
+	size_t elem_size;
+	uint32_t pool_cnt;
 	bool lru;
 	uint64_t seed;
 };
 
-#define NULLS(b) (((uintptr_t)(b) << 1) | 1)
+static inline struct htab_elem *elem_at(const struct htab *h, uint64_t off)
+{
+	return (struct htab_elem *)(h->base + off);
+}
+
+static inline uint64_t elem_off(const struct htab *h, const struct htab_elem *e)
+{
+	return (uint64_t)((const uint8_t *)e - h->base);
+}
+
+#define NULLS(b) (((uint64_t)(b) << 1) | 1)
 /*
  * End of a chain: a nulls marker, or 0 for a bucket never written (so that
  * creating a big map touches no bucket memory).  Elements never hold 0.
@@ -181,75 +211,117 @@ static bool is_lru(enum xbpf_map_type t)
 	return t == XBPF_MAP_LRU_HASH || t == XBPF_MAP_LRU_PERCPU_HASH;
 }
 
-static int htab_alloc(struct xbpf_map *map)
+/* Layout of the area: the shared state, the buckets, the element pool. */
+static void htab_geometry(const struct xbpf_map *map, struct htab_shared *g)
 {
-	struct htab *h = calloc(1, sizeof(*h));
-	uint32_t extra;
+	bool lru = is_lru(map->spec.type);
 
-	if (!h)
-		return -ENOMEM;
-	h->lru = is_lru(map->spec.type);
-	h->n_buckets = 1;
-	while (h->n_buckets < map->spec.max_entries && h->n_buckets < (1u << 30))
-		h->n_buckets <<= 1;
-	h->key_stride = XBPF_ROUND_UP(map->spec.key_size, 8);
-	h->elem_size = sizeof(struct htab_elem) + h->key_stride + (size_t)map->stride * map->cpu_vals;
+	memset(g, 0, sizeof(*g));
+	g->lru = lru;
+	g->n_buckets = 1;
+	while (g->n_buckets < map->spec.max_entries && g->n_buckets < (1u << 30))
+		g->n_buckets <<= 1;
+	g->key_stride = XBPF_ROUND_UP(map->spec.key_size, 8);
+	g->elem_size = sizeof(struct htab_elem) + g->key_stride + (size_t)map->stride * map->cpu_vals;
 	/*
 	 * Spare elements let an update of an existing key swap in a new
 	 * element even in a full map (the kernel's extra_elems).
 	 */
-	extra = h->lru ? 0 : (uint32_t)map->nr_cpus + 1;
-	h->pool_cnt = map->spec.max_entries + extra;
-	h->buckets = calloc(h->n_buckets, sizeof(*h->buckets));
-	h->pool = calloc(h->pool_cnt, h->elem_size);
-	if (!h->buckets || !h->pool) {
-		free(h->buckets);
-		free(h->pool);
-		free(h);
-		return -ENOMEM;
-	}
-	/* the pool is handed out front to back (never-used memory stays untouched), then recycled */
-	if (map->spec.map_flags & BPF_F_ZERO_SEED) {
-		h->seed = 0;
-	} else {
-		struct timespec ts;
+	g->pool_cnt = map->spec.max_entries + (lru ? 0 : (uint32_t)map->nr_cpus + 1);
+	g->buckets_off = XBPF_MAP_HDR_SIZE + XBPF_ROUND_UP(sizeof(struct htab_shared), 64);
+	g->pool_off = g->buckets_off + XBPF_ROUND_UP((uint64_t)g->n_buckets * sizeof(struct htab_bucket), 64);
+}
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		h->seed = mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uintptr_t)h);
+static size_t htab_mem_size(const struct xbpf_map *map)
+{
+	struct htab_shared g;
+
+	htab_geometry(map, &g);
+	return g.pool_off - XBPF_MAP_HDR_SIZE + (size_t)g.pool_cnt * g.elem_size;
+}
+
+static int htab_init(struct xbpf_map *map, bool fresh)
+{
+	struct htab_shared *s = (struct htab_shared *)map->area, g;
+	struct htab *h;
+
+	htab_geometry(map, &g);
+	if (fresh) {
+		/* the pool is handed out front to back (never-used memory stays untouched), then recycled */
+		*s = g;
+		if (!(map->spec.map_flags & BPF_F_ZERO_SEED)) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			s->seed = mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^
+					(uintptr_t)map->mem);
+		}
+	} else if (s->n_buckets != g.n_buckets || s->key_stride != g.key_stride ||
+		   s->elem_size != g.elem_size || s->buckets_off != g.buckets_off ||
+		   s->pool_off != g.pool_off || s->pool_cnt != g.pool_cnt || s->lru != g.lru) {
+		return -EPROTO; /* another process laid this area out differently */
 	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->s = s;
+	h->base = map->mem;
+	h->buckets = (struct htab_bucket *)(map->mem + g.buckets_off);
+	h->pool = map->mem + g.pool_off;
+	h->n_buckets = g.n_buckets;
+	h->key_stride = g.key_stride;
+	h->elem_size = g.elem_size;
+	h->pool_cnt = g.pool_cnt;
+	h->lru = g.lru;
+	h->seed = s->seed;
 	map->priv = h;
 	return 0;
 }
 
 static void htab_free(struct xbpf_map *map)
 {
-	struct htab *h = map->priv;
-
-	free(h->buckets);
-	free(h->pool);
-	free(h);
+	free(map->priv);
 }
 
+/*
+ * Never-used elements first, then the oldest freed one: a freed element
+ * waits behind every other spare before it is rewritten, so a lock-free
+ * reader still holding it (in this process or another) keeps reading the
+ * contents it found for as long as possible.  There is no grace period as
+ * the kernel's RCU gives: a reader delayed past that many updates may read
+ * a recycled element.
+ */
 static struct htab_elem *free_pop(struct htab *h)
 {
-	struct htab_elem *e;
+	struct htab_shared *s = h->s;
+	struct htab_elem *e = NULL;
 
-	xbpf_spin_lock(&h->free_lock);
-	e = h->free_head;
-	if (e)
-		h->free_head = e->free_next;
-	else if (atomic_load_explicit(&h->pool_used, memory_order_relaxed) < h->pool_cnt)
-		e = pool_elem(h, atomic_fetch_add_explicit(&h->pool_used, 1, memory_order_relaxed));
-	xbpf_spin_unlock(&h->free_lock);
+	xbpf_spin_lock(&s->free_lock);
+	if (atomic_load_explicit(&s->pool_used, memory_order_relaxed) < h->pool_cnt) {
+		e = pool_elem(h, atomic_fetch_add_explicit(&s->pool_used, 1, memory_order_relaxed));
+	} else if (s->free_head) {
+		e = elem_at(h, s->free_head);
+		s->free_head = e->free_next;
+		if (!s->free_head)
+			s->free_tail = 0;
+	}
+	xbpf_spin_unlock(&s->free_lock);
 	return e;
 }
 
 static void free_push(struct htab *h, struct htab_elem *e)
 {
-	xbpf_spin_lock(&h->free_lock);
-	e->free_next = h->free_head;
-	h->free_head = e;
-	xbpf_spin_unlock(&h->free_lock);
+	struct htab_shared *s = h->s;
+	uint64_t off = elem_off(h, e);
+
+	xbpf_spin_lock(&s->free_lock);
+	e->free_next = 0;
+	if (s->free_tail)
+		elem_at(h, s->free_tail)->free_next = off;
+	else
+		s->free_head = off;
+	s->free_tail = off;
+	xbpf_spin_unlock(&s->free_lock);
 }
 
 /* Lock-free lookup; restarts when the walk ends in another bucket. */
@@ -260,10 +332,10 @@ static struct htab_elem *htab_find(struct xbpf_map *map, const void *key, uint32
 	int tries;
 
 	for (tries = 0; tries < 16; tries++) {
-		uintptr_t p = atomic_load_explicit(&h->buckets[b].head, memory_order_acquire);
+		uint64_t p = atomic_load_explicit(&h->buckets[b].head, memory_order_acquire);
 
 		while (!IS_NULLS(p)) {
-			struct htab_elem *e = (struct htab_elem *)p;
+			struct htab_elem *e = elem_at(h, p);
 
 			if (e->hash == hash && key_eq(e->key, key, map->spec.key_size))
 				return e;
@@ -290,13 +362,14 @@ static void *htab_lookup_raw(struct xbpf_map *map, const void *key)
 /* Under the bucket lock: find key and the link pointing at it. */
 static struct htab_elem *bucket_find_locked(struct xbpf_map *map, struct htab_bucket *bkt,
 					    const void *key, uint32_t hash,
-					    _Atomic uintptr_t **ret_link)
+					    _Atomic uint64_t **ret_link)
 {
-	_Atomic uintptr_t *link = &bkt->head;
-	uintptr_t p;
+	const struct htab *h = map->priv;
+	_Atomic uint64_t *link = &bkt->head;
+	uint64_t p;
 
 	while (!IS_NULLS(p = atomic_load_explicit(link, memory_order_relaxed))) {
-		struct htab_elem *e = (struct htab_elem *)p;
+		struct htab_elem *e = elem_at(h, p);
 
 		if (e->hash == hash && key_eq(e->key, key, map->spec.key_size)) {
 			*ret_link = link;
@@ -308,7 +381,7 @@ static struct htab_elem *bucket_find_locked(struct xbpf_map *map, struct htab_bu
 }
 
 /* Unlink an element whose link (under the bucket lock) is known. */
-static void unlink_elem(_Atomic uintptr_t *link, struct htab_elem *e)
+static void unlink_elem(_Atomic uint64_t *link, struct htab_elem *e)
 {
 	atomic_store_explicit(link, atomic_load_explicit(&e->next, memory_order_relaxed),
 			      memory_order_release);
@@ -323,15 +396,15 @@ static struct htab_elem *lru_get_elem(struct xbpf_map *map)
 	uint32_t i, limit = 2 * h->pool_cnt + 8;
 
 	for (i = 0; !e && i < limit; i++) {
-		uint32_t idx = atomic_fetch_add_explicit(&h->clock_hand, 1, memory_order_relaxed) %
+		uint32_t idx = atomic_fetch_add_explicit(&h->s->clock_hand, 1, memory_order_relaxed) %
 			       h->pool_cnt;
 
-		if (idx >= atomic_load_explicit(&h->pool_used, memory_order_relaxed))
+		if (idx >= atomic_load_explicit(&h->s->pool_used, memory_order_relaxed))
 			continue;
 		struct htab_elem *cand = pool_elem(h, idx);
 		struct htab_bucket *bkt;
-		_Atomic uintptr_t *link;
-		uintptr_t p;
+		_Atomic uint64_t *link;
+		uint64_t p;
 
 		if (!atomic_load_explicit(&cand->linked, memory_order_relaxed))
 			continue;
@@ -341,11 +414,11 @@ static struct htab_elem *lru_get_elem(struct xbpf_map *map)
 		xbpf_spin_lock(&bkt->lock);
 		link = &bkt->head;
 		while (!IS_NULLS(p = atomic_load_explicit(link, memory_order_relaxed)) &&
-		       (struct htab_elem *)p != cand)
-			link = &((struct htab_elem *)p)->next;
+		       elem_at(h, p) != cand)
+			link = &elem_at(h, p)->next;
 		if (!IS_NULLS(p)) {
 			unlink_elem(link, cand);
-			atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed);
+			atomic_fetch_sub_explicit(&h->s->count, 1, memory_order_relaxed);
 			e = cand;
 		}
 		xbpf_spin_unlock(&bkt->lock);
@@ -398,11 +471,11 @@ static void update_in_place(struct xbpf_map *map, struct htab_elem *e, const voi
 
 static void link_head(struct htab *h, struct htab_bucket *bkt, struct htab_elem *e)
 {
-	uintptr_t head = atomic_load_explicit(&bkt->head, memory_order_relaxed);
+	uint64_t head = atomic_load_explicit(&bkt->head, memory_order_relaxed);
 
 	atomic_store_explicit(&e->next, head ? head : NULLS(bkt - h->buckets), memory_order_relaxed);
 	atomic_store_explicit(&e->linked, 1, memory_order_relaxed);
-	atomic_store_explicit(&bkt->head, (uintptr_t)e, memory_order_release);
+	atomic_store_explicit(&bkt->head, elem_off(h, e), memory_order_release);
 }
 
 static int htab_update(struct xbpf_map *map, const void *key, const void *value, uint64_t flags,
@@ -412,7 +485,7 @@ static int htab_update(struct xbpf_map *map, const void *key, const void *value,
 	uint32_t hash = htab_hash(h, key, map->spec.key_size);
 	struct htab_bucket *bkt = &h->buckets[hash & (h->n_buckets - 1)];
 	struct htab_elem *old, *e = NULL;
-	_Atomic uintptr_t *link = NULL;
+	_Atomic uint64_t *link = NULL;
 	int err = 0;
 
 	/* LRU takes its element first: eviction locks other buckets */
@@ -436,15 +509,15 @@ static int htab_update(struct xbpf_map *map, const void *key, const void *value,
 		goto unlock;
 	}
 	if (!old && !h->lru) {
-		if (atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed) >=
+		if (atomic_fetch_add_explicit(&h->s->count, 1, memory_order_relaxed) >=
 		    (int32_t)map->spec.max_entries) {
-			atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed);
+			atomic_fetch_sub_explicit(&h->s->count, 1, memory_order_relaxed);
 			err = -E2BIG;
 			goto unlock;
 		}
 		e = free_pop(h);
 		if (!e) { /* cannot happen: pool > max_entries */
-			atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed);
+			atomic_fetch_sub_explicit(&h->s->count, 1, memory_order_relaxed);
 			err = -E2BIG;
 			goto unlock;
 		}
@@ -461,17 +534,15 @@ static int htab_update(struct xbpf_map *map, const void *key, const void *value,
 	e = NULL;
 	if (old) {
 		/* link points at old, or at the new head's next if old was the head */
-		if (atomic_load_explicit(link, memory_order_relaxed) != (uintptr_t)old)
-			link = &((struct htab_elem *)atomic_load_explicit(&bkt->head,
-									    memory_order_relaxed))
-					->next;
+		if (atomic_load_explicit(link, memory_order_relaxed) != elem_off(h, old))
+			link = &elem_at(h, atomic_load_explicit(&bkt->head, memory_order_relaxed))->next;
 		unlink_elem(link, old);
 		xbpf_spin_unlock(&bkt->lock);
 		free_push(h, old);
 		return 0;
 	}
 	if (h->lru)
-		atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&h->s->count, 1, memory_order_relaxed);
 unlock:
 	xbpf_spin_unlock(&bkt->lock);
 	if (e)
@@ -484,7 +555,7 @@ static int htab_delete(struct xbpf_map *map, const void *key)
 	struct htab *h = map->priv;
 	uint32_t hash = htab_hash(h, key, map->spec.key_size);
 	struct htab_bucket *bkt = &h->buckets[hash & (h->n_buckets - 1)];
-	_Atomic uintptr_t *link;
+	_Atomic uint64_t *link;
 	struct htab_elem *e;
 
 	xbpf_spin_lock(&bkt->lock);
@@ -494,7 +565,7 @@ static int htab_delete(struct xbpf_map *map, const void *key)
 		return -ENOENT;
 	}
 	unlink_elem(link, e);
-	atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&h->s->count, 1, memory_order_relaxed);
 	xbpf_spin_unlock(&bkt->lock);
 	free_push(h, e);
 	return 0;
@@ -511,20 +582,20 @@ static int htab_get_next_key(struct xbpf_map *map, const void *key, void *next_k
 		struct htab_elem *e = htab_find(map, key, hash);
 
 		if (e) {
-			uintptr_t p = atomic_load_explicit(&e->next, memory_order_acquire);
+			uint64_t p = atomic_load_explicit(&e->next, memory_order_acquire);
 
 			if (!IS_NULLS(p)) {
-				memcpy(next_key, ((struct htab_elem *)p)->key, map->spec.key_size);
+				memcpy(next_key, elem_at(h, p)->key, map->spec.key_size);
 				return 0;
 			}
 			b = (hash & (h->n_buckets - 1)) + 1;
 		}
 	}
 	for (; b < h->n_buckets; b++) {
-		uintptr_t p = atomic_load_explicit(&h->buckets[b].head, memory_order_acquire);
+		uint64_t p = atomic_load_explicit(&h->buckets[b].head, memory_order_acquire);
 
 		if (!IS_NULLS(p)) {
-			memcpy(next_key, ((struct htab_elem *)p)->key, map->spec.key_size);
+			memcpy(next_key, elem_at(h, p)->key, map->spec.key_size);
 			return 0;
 		}
 	}
@@ -532,7 +603,9 @@ static int htab_get_next_key(struct xbpf_map *map, const void *key, void *next_k
 }
 
 const struct xbpf_map_ops __xbpf_htab_ops = {
-	.alloc = htab_alloc,
+	.shareable = true,
+	.mem_size = htab_mem_size,
+	.init = htab_init,
 	.free = htab_free,
 	.lookup_raw = htab_lookup_raw,
 	.update = htab_update,

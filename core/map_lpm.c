@@ -4,7 +4,8 @@
  * kernel's shape (nodes carry a prefix, intermediate nodes only route).
  *
  * Nodes come from a pool sized at create time (every leaf plus as many
- * intermediates) and are recycled; writers hold the map's lock, readers
+ * intermediates), in the map's storage area, and are recycled; writers hold
+ * the map's lock (in the area too, so other processes' writers wait), readers
  * follow child pointers with acquire loads and no lock.  A reader only
  * descends to nodes with a longer prefix, so even a walk that meets a
  * recycled node ends within max_prefixlen + 1 steps.
@@ -15,75 +16,132 @@
 
 #define LPM_IM 1 /* intermediate node: no value */
 
+/*
+ * Links are byte offsets from the map's storage (0: none), never pointers,
+ * so that processes mapping a shared map at different addresses agree on
+ * them (map_shm.c).  No node sits at offset 0: the header comes first.
+ */
 struct lpm_node {
-	_Atomic(struct lpm_node *) child[2];
-	struct lpm_node *free_next;
+	_Atomic uint64_t child[2];
+	uint64_t free_next;
 	uint32_t prefixlen;
 	uint32_t flags;
 	uint8_t data[]; /* data_size bytes rounded up to 8, then the value */
 };
 
+/* The trie's state, in the storage area (shared by every process using it). */
+struct lpm_shared {
+	xbpf_spinlock_t lock;
+	uint32_t n_entries;
+	_Atomic uint64_t root;
+	uint64_t free_head;
+	uint64_t node_size;
+	uint64_t pool_off; /* from the storage */
+	uint32_t pool_cnt;
+	uint32_t pool_used; /* nodes ever handed out; the rest stays untouched */
+};
+
+/* This process's view. */
 struct lpm_trie {
-	pthread_mutex_t lock;
-	_Atomic(struct lpm_node *) root;
+	struct lpm_shared *s;
+	uint8_t *base; /* map->mem: offsets count from here */
+	uint8_t *pool;
 	uint32_t data_size;
 	uint32_t max_prefixlen;
 	uint32_t data_stride;
 	size_t node_size;
-	uint8_t *pool;
 	uint32_t pool_cnt;
-	uint32_t pool_used; /* nodes ever handed out; the rest stays untouched */
-	struct lpm_node *free_head;
-	uint32_t n_entries;
 };
+
+static inline struct lpm_node *N(const struct lpm_trie *t, uint64_t off)
+{
+	return off ? (struct lpm_node *)(t->base + off) : NULL;
+}
+
+static inline uint64_t OFF(const struct lpm_trie *t, const struct lpm_node *n)
+{
+	return n ? (uint64_t)((const uint8_t *)n - t->base) : 0;
+}
+
+static inline struct lpm_node *child_get(const struct lpm_trie *t, struct lpm_node *n, uint32_t bit,
+					 memory_order mo)
+{
+	return N(t, atomic_load_explicit(&n->child[bit], mo));
+}
+
+static inline void child_set(const struct lpm_trie *t, _Atomic uint64_t *slot, struct lpm_node *c,
+			     memory_order mo)
+{
+	atomic_store_explicit(slot, OFF(t, c), mo);
+}
 
 static uint8_t *node_value(const struct lpm_trie *t, struct lpm_node *n)
 {
 	return n->data + t->data_stride;
 }
 
-static int lpm_alloc(struct xbpf_map *map)
+static void lpm_geometry(const struct xbpf_map *map, struct lpm_trie *t, struct lpm_shared *g)
 {
-	struct lpm_trie *t = calloc(1, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
 	t->data_size = map->spec.key_size - 4;
 	t->max_prefixlen = t->data_size * 8;
 	t->data_stride = XBPF_ROUND_UP(t->data_size, 8);
 	t->node_size = sizeof(struct lpm_node) + t->data_stride + map->stride;
 	/* leaves + intermediates + one spare for replacement */
 	t->pool_cnt = 2 * map->spec.max_entries + 1;
-	t->pool = calloc(t->pool_cnt, t->node_size);
-	if (!t->pool) {
-		free(t);
+	memset(g, 0, sizeof(*g));
+	g->node_size = t->node_size;
+	g->pool_cnt = t->pool_cnt;
+	g->pool_off = XBPF_MAP_HDR_SIZE + XBPF_ROUND_UP(sizeof(struct lpm_shared), 64);
+}
+
+static size_t lpm_mem_size(const struct xbpf_map *map)
+{
+	struct lpm_trie t;
+	struct lpm_shared g;
+
+	lpm_geometry(map, &t, &g);
+	return g.pool_off - XBPF_MAP_HDR_SIZE + (size_t)g.pool_cnt * g.node_size;
+}
+
+static int lpm_init(struct xbpf_map *map, bool fresh)
+{
+	struct lpm_shared *s = (struct lpm_shared *)map->area, g;
+	struct lpm_trie *t = calloc(1, sizeof(*t));
+
+	if (!t)
 		return -ENOMEM;
+	lpm_geometry(map, t, &g);
+	if (fresh) {
+		*s = g;
+	} else if (s->node_size != g.node_size || s->pool_cnt != g.pool_cnt ||
+		   s->pool_off != g.pool_off) {
+		free(t);
+		return -EPROTO; /* another process laid this area out differently */
 	}
-	pthread_mutex_init(&t->lock, NULL);
+	t->s = s;
+	t->base = map->mem;
+	t->pool = map->mem + g.pool_off;
 	map->priv = t;
 	return 0;
 }
 
 static void lpm_free(struct xbpf_map *map)
 {
-	struct lpm_trie *t = map->priv;
-
-	pthread_mutex_destroy(&t->lock);
-	free(t->pool);
-	free(t);
+	free(map->priv);
 }
 
 static struct lpm_node *node_get(struct lpm_trie *t)
 {
-	struct lpm_node *n = t->free_head;
+	struct lpm_shared *s = t->s;
+	struct lpm_node *n = N(t, s->free_head);
 
 	if (n)
-		t->free_head = n->free_next;
-	else if (t->pool_used < t->pool_cnt)
-		n = (struct lpm_node *)(t->pool + (size_t)t->pool_used++ * t->node_size);
+		s->free_head = n->free_next;
+	else if (s->pool_used < t->pool_cnt)
+		n = (struct lpm_node *)(t->pool + (size_t)s->pool_used++ * t->node_size);
 	if (n) {
-		atomic_store_explicit(&n->child[0], NULL, memory_order_relaxed);
-		atomic_store_explicit(&n->child[1], NULL, memory_order_relaxed);
+		atomic_store_explicit(&n->child[0], 0, memory_order_relaxed);
+		atomic_store_explicit(&n->child[1], 0, memory_order_relaxed);
 		n->flags = 0;
 	}
 	return n;
@@ -91,8 +149,8 @@ static struct lpm_node *node_get(struct lpm_trie *t)
 
 static void node_put(struct lpm_trie *t, struct lpm_node *n)
 {
-	n->free_next = t->free_head;
-	t->free_head = n;
+	n->free_next = t->s->free_head;
+	t->s->free_head = OFF(t, n);
 }
 
 static uint32_t extract_bit(const uint8_t *data, uint32_t idx)
@@ -132,7 +190,7 @@ static void *lpm_lookup_raw(struct xbpf_map *map, const void *key)
 	memcpy(&key_prefixlen, key, 4);
 	if (key_prefixlen > t->max_prefixlen)
 		key_prefixlen = t->max_prefixlen;
-	for (n = atomic_load_explicit(&t->root, memory_order_acquire); n;) {
+	for (n = N(t, atomic_load_explicit(&t->s->root, memory_order_acquire)); n;) {
 		uint32_t ml, plen = n->prefixlen, flags = n->flags;
 
 		if (!first && plen <= last)
@@ -149,7 +207,7 @@ static void *lpm_lookup_raw(struct xbpf_map *map, const void *key)
 			break;
 		if (!(flags & LPM_IM))
 			found = n;
-		n = atomic_load_explicit(&n->child[extract_bit(kdata, plen)], memory_order_acquire);
+		n = child_get(t, n, extract_bit(kdata, plen), memory_order_acquire);
 	}
 	return found ? node_value(t, found) : NULL;
 }
@@ -159,7 +217,7 @@ static int lpm_update(struct xbpf_map *map, const void *key, const void *value, 
 {
 	struct lpm_trie *t = map->priv;
 	const uint8_t *kdata = (const uint8_t *)key + 4;
-	_Atomic(struct lpm_node *) *slot;
+	_Atomic uint64_t *slot;
 	struct lpm_node *n, *new_node, *im;
 	uint32_t prefixlen, ml = 0;
 	int err = 0;
@@ -167,7 +225,7 @@ static int lpm_update(struct xbpf_map *map, const void *key, const void *value, 
 	memcpy(&prefixlen, key, 4);
 	if (prefixlen > t->max_prefixlen)
 		return -EINVAL;
-	pthread_mutex_lock(&t->lock);
+	xbpf_spin_lock(&t->s->lock);
 	new_node = node_get(t);
 	if (!new_node) {
 		err = -ENOSPC;
@@ -178,8 +236,8 @@ static int lpm_update(struct xbpf_map *map, const void *key, const void *value, 
 	memcpy(new_node->data, kdata, t->data_size);
 	memcpy(node_value(t, new_node), value, map->val_size);
 
-	slot = &t->root;
-	while ((n = atomic_load_explicit(slot, memory_order_relaxed))) {
+	slot = &t->s->root;
+	while ((n = N(t, atomic_load_explicit(slot, memory_order_relaxed)))) {
 		ml = match_len(t, n, kdata, prefixlen);
 		if (n->prefixlen != ml || n->prefixlen == prefixlen || n->prefixlen == t->max_prefixlen)
 			break;
@@ -198,7 +256,7 @@ static int lpm_update(struct xbpf_map *map, const void *key, const void *value, 
 			err = -ENOENT;
 			goto out_put;
 		}
-		if (!had_value && t->n_entries >= map->spec.max_entries) {
+		if (!had_value && t->s->n_entries >= map->spec.max_entries) {
 			err = -ENOSPC;
 			goto out_put;
 		}
@@ -208,9 +266,9 @@ static int lpm_update(struct xbpf_map *map, const void *key, const void *value, 
 		atomic_store_explicit(&new_node->child[1],
 				      atomic_load_explicit(&n->child[1], memory_order_relaxed),
 				      memory_order_relaxed);
-		atomic_store_explicit(slot, new_node, memory_order_release);
+		child_set(t, slot, new_node, memory_order_release);
 		if (!had_value)
-			t->n_entries++;
+			t->s->n_entries++;
 		node_put(t, n);
 		goto out;
 	}
@@ -218,16 +276,16 @@ static int lpm_update(struct xbpf_map *map, const void *key, const void *value, 
 		err = -ENOENT;
 		goto out_put;
 	}
-	if (t->n_entries >= map->spec.max_entries) {
+	if (t->s->n_entries >= map->spec.max_entries) {
 		err = -ENOSPC;
 		goto out_put;
 	}
 	if (!n) {
-		atomic_store_explicit(slot, new_node, memory_order_release);
+		child_set(t, slot, new_node, memory_order_release);
 	} else if (ml == prefixlen) {
 		/* new node is a prefix of n: it goes above n */
-		atomic_store_explicit(&new_node->child[extract_bit(n->data, ml)], n, memory_order_relaxed);
-		atomic_store_explicit(slot, new_node, memory_order_release);
+		child_set(t, &new_node->child[extract_bit(n->data, ml)], n, memory_order_relaxed);
+		child_set(t, slot, new_node, memory_order_release);
 	} else {
 		/* diverge at bit ml: an intermediate node routes to both */
 		im = node_get(t);
@@ -239,20 +297,20 @@ static int lpm_update(struct xbpf_map *map, const void *key, const void *value, 
 		im->flags = LPM_IM;
 		memcpy(im->data, n->data, t->data_stride);
 		if (extract_bit(kdata, ml)) {
-			atomic_store_explicit(&im->child[0], n, memory_order_relaxed);
-			atomic_store_explicit(&im->child[1], new_node, memory_order_relaxed);
+			child_set(t, &im->child[0], n, memory_order_relaxed);
+			child_set(t, &im->child[1], new_node, memory_order_relaxed);
 		} else {
-			atomic_store_explicit(&im->child[0], new_node, memory_order_relaxed);
-			atomic_store_explicit(&im->child[1], n, memory_order_relaxed);
+			child_set(t, &im->child[0], new_node, memory_order_relaxed);
+			child_set(t, &im->child[1], n, memory_order_relaxed);
 		}
-		atomic_store_explicit(slot, im, memory_order_release);
+		child_set(t, slot, im, memory_order_release);
 	}
-	t->n_entries++;
+	t->s->n_entries++;
 	goto out;
 out_put:
 	node_put(t, new_node);
 out:
-	pthread_mutex_unlock(&t->lock);
+	xbpf_spin_unlock(&t->s->lock);
 	return err;
 }
 
@@ -260,7 +318,7 @@ static int lpm_delete(struct xbpf_map *map, const void *key)
 {
 	struct lpm_trie *t = map->priv;
 	const uint8_t *kdata = (const uint8_t *)key + 4;
-	_Atomic(struct lpm_node *) *trim, *trim2;
+	_Atomic uint64_t *trim, *trim2;
 	struct lpm_node *n, *parent = NULL, *c0, *c1;
 	uint32_t prefixlen, ml = 0;
 	int err = 0;
@@ -268,9 +326,9 @@ static int lpm_delete(struct xbpf_map *map, const void *key)
 	memcpy(&prefixlen, key, 4);
 	if (prefixlen > t->max_prefixlen)
 		return -EINVAL;
-	pthread_mutex_lock(&t->lock);
-	trim = trim2 = &t->root;
-	while ((n = atomic_load_explicit(trim, memory_order_relaxed))) {
+	xbpf_spin_lock(&t->s->lock);
+	trim = trim2 = &t->s->root;
+	while ((n = N(t, atomic_load_explicit(trim, memory_order_relaxed)))) {
 		ml = match_len(t, n, kdata, prefixlen);
 		if (n->prefixlen != ml || n->prefixlen == prefixlen)
 			break;
@@ -282,9 +340,9 @@ static int lpm_delete(struct xbpf_map *map, const void *key)
 		err = -ENOENT;
 		goto out;
 	}
-	t->n_entries--;
-	c0 = atomic_load_explicit(&n->child[0], memory_order_relaxed);
-	c1 = atomic_load_explicit(&n->child[1], memory_order_relaxed);
+	t->s->n_entries--;
+	c0 = child_get(t, n, 0, memory_order_relaxed);
+	c1 = child_get(t, n, 1, memory_order_relaxed);
 	if (c0 && c1) {
 		/* still routes two subtrees: keep it as an intermediate */
 		n->flags |= LPM_IM;
@@ -292,31 +350,29 @@ static int lpm_delete(struct xbpf_map *map, const void *key)
 	}
 	if (parent && (parent->flags & LPM_IM) && !c0 && !c1) {
 		/* the parent intermediate only routed to n: replace it by n's sibling */
-		struct lpm_node *p0 = atomic_load_explicit(&parent->child[0], memory_order_relaxed);
-		struct lpm_node *sib = p0 == n ? atomic_load_explicit(&parent->child[1],
-									memory_order_relaxed)
-					      : p0;
+		struct lpm_node *p0 = child_get(t, parent, 0, memory_order_relaxed);
+		struct lpm_node *sib = p0 == n ? child_get(t, parent, 1, memory_order_relaxed) : p0;
 
-		atomic_store_explicit(trim2, sib, memory_order_release);
+		child_set(t, trim2, sib, memory_order_release);
 		node_put(t, parent);
 		node_put(t, n);
 		goto out;
 	}
-	atomic_store_explicit(trim, c0 ? c0 : c1, memory_order_release);
+	child_set(t, trim, c0 ? c0 : c1, memory_order_release);
 	node_put(t, n);
 out:
-	pthread_mutex_unlock(&t->lock);
+	xbpf_spin_unlock(&t->s->lock);
 	return err;
 }
 
 /* Post-order (children before parent, child 0 first), as the kernel's. */
-static int lpm_collect(struct lpm_node *n, struct lpm_node **out, uint32_t *cnt, uint32_t cap,
-		       uint32_t depth)
+static int lpm_collect(const struct lpm_trie *t, struct lpm_node *n, struct lpm_node **out,
+		       uint32_t *cnt, uint32_t cap, uint32_t depth)
 {
 	if (!n || depth > 2 * 8 * 256 + 2)
 		return 0;
-	lpm_collect(atomic_load_explicit(&n->child[0], memory_order_relaxed), out, cnt, cap, depth + 1);
-	lpm_collect(atomic_load_explicit(&n->child[1], memory_order_relaxed), out, cnt, cap, depth + 1);
+	lpm_collect(t, child_get(t, n, 0, memory_order_relaxed), out, cnt, cap, depth + 1);
+	lpm_collect(t, child_get(t, n, 1, memory_order_relaxed), out, cnt, cap, depth + 1);
 	if (!(n->flags & LPM_IM) && *cnt < cap)
 		out[(*cnt)++] = n;
 	return 0;
@@ -332,8 +388,8 @@ static int lpm_get_next_key(struct xbpf_map *map, const void *key, void *next_ke
 	nodes = malloc(((size_t)map->spec.max_entries + 1) * sizeof(*nodes));
 	if (!nodes)
 		return -ENOMEM;
-	pthread_mutex_lock(&t->lock);
-	lpm_collect(atomic_load_explicit(&t->root, memory_order_relaxed), nodes, &cnt,
+	xbpf_spin_lock(&t->s->lock);
+	lpm_collect(t, N(t, atomic_load_explicit(&t->s->root, memory_order_relaxed)), nodes, &cnt,
 		    map->spec.max_entries + 1, 0);
 	if (!cnt) {
 		err = -ENOENT;
@@ -357,13 +413,15 @@ static int lpm_get_next_key(struct xbpf_map *map, const void *key, void *next_ke
 	memcpy(next_key, &next->prefixlen, 4);
 	memcpy((uint8_t *)next_key + 4, next->data, t->data_size);
 out:
-	pthread_mutex_unlock(&t->lock);
+	xbpf_spin_unlock(&t->s->lock);
 	free(nodes);
 	return err;
 }
 
 const struct xbpf_map_ops __xbpf_lpm_ops = {
-	.alloc = lpm_alloc,
+	.shareable = true,
+	.mem_size = lpm_mem_size,
+	.init = lpm_init,
 	.free = lpm_free,
 	.lookup_raw = lpm_lookup_raw,
 	.update = lpm_update,

@@ -10,7 +10,6 @@
  * while a packet thread still holds its value pointer is recycled: the
  * program then sees the new contents, never unmapped memory.
  */
-#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -58,180 +57,6 @@ const char *xbpf_map_type_name(enum xbpf_map_type type)
 	return NULL;
 }
 
-static bool is_map_of_maps(enum xbpf_map_type type)
-{
-	return type == XBPF_MAP_ARRAY_OF_MAPS || type == XBPF_MAP_HASH_OF_MAPS;
-}
-
-static bool is_percpu(enum xbpf_map_type type)
-{
-	return type == XBPF_MAP_PERCPU_ARRAY || type == XBPF_MAP_PERCPU_HASH ||
-	       type == XBPF_MAP_LRU_PERCPU_HASH;
-}
-
-/* Largest value the kernel accepts for per-CPU maps (PCPU_MIN_UNIT_SIZE). */
-#define XBPF_PERCPU_VALUE_MAX 32768
-/*
- * Refuse maps whose storage would exceed this: a typo, not a real map.
- * Fuzz builds lower it: ASan's calloc() zeroes big blocks eagerly.
- */
-#ifndef XBPF_MAP_MEM_MAX
-#define XBPF_MAP_MEM_MAX (1ull << 32)
-#endif
-
-/* Kernel-style checks of a spec; -EINVAL or -E2BIG. */
-static int check_spec(const struct xbpf_map_spec *spec, int nr_cpus)
-{
-	uint64_t per_key, total;
-
-	if (spec->map_flags & ~XBPF_F_KNOWN_MAP_FLAGS)
-		return -EINVAL;
-	switch (spec->type) {
-	case XBPF_MAP_ARRAY:
-	case XBPF_MAP_PERCPU_ARRAY:
-		if (spec->key_size != 4 || !spec->value_size || !spec->max_entries)
-			return -EINVAL;
-		break;
-	case XBPF_MAP_HASH:
-	case XBPF_MAP_PERCPU_HASH:
-	case XBPF_MAP_LRU_HASH:
-	case XBPF_MAP_LRU_PERCPU_HASH:
-		if (!spec->key_size || !spec->value_size || !spec->max_entries)
-			return -EINVAL;
-		if (spec->key_size > XBPF_STACK_SIZE)
-			return -E2BIG;
-		if ((spec->type == XBPF_MAP_HASH || spec->type == XBPF_MAP_PERCPU_HASH) &&
-		    (spec->map_flags & BPF_F_NO_COMMON_LRU))
-			return -EINVAL;
-		break;
-	case XBPF_MAP_LPM_TRIE:
-		/* prefixlen (u32) + 1..256 data bytes; the kernel insists on NO_PREALLOC */
-		if (spec->key_size < 5 || spec->key_size > 4 + 256 || !spec->value_size ||
-		    !spec->max_entries || !(spec->map_flags & BPF_F_NO_PREALLOC))
-			return -EINVAL;
-		if (spec->value_size > 4096)
-			return -E2BIG;
-		break;
-	case XBPF_MAP_ARRAY_OF_MAPS:
-	case XBPF_MAP_HASH_OF_MAPS:
-		if (!spec->key_size || spec->value_size != 4 || !spec->max_entries || !spec->inner)
-			return -EINVAL;
-		if (spec->type == XBPF_MAP_ARRAY_OF_MAPS && spec->key_size != 4)
-			return -EINVAL;
-		if (spec->key_size > XBPF_STACK_SIZE)
-			return -E2BIG;
-		if (is_map_of_maps(spec->inner->type) || spec->inner->inner)
-			return -EINVAL; /* one level only, as the kernel */
-		{
-			int err = check_spec(spec->inner, nr_cpus);
-
-			if (err)
-				return err;
-		}
-		break;
-	case XBPF_MAP_DEVMAP:
-		if (spec->key_size != 4 || (spec->value_size != 4 && spec->value_size != 8) ||
-		    !spec->max_entries)
-			return -EINVAL;
-		break;
-	case XBPF_MAP_RINGBUF:
-		if (spec->key_size || spec->value_size || spec->max_entries < XBPF_PAGE_SIZE ||
-		    (spec->max_entries & (spec->max_entries - 1)))
-			return -EINVAL;
-		if (spec->max_entries > (1u << 30))
-			return -E2BIG;
-		return 0;
-	default:
-		return -EINVAL;
-	}
-	if (is_percpu(spec->type) && spec->value_size > XBPF_PERCPU_VALUE_MAX)
-		return -E2BIG;
-	/* key + value per entry, every CPU: must not overflow nor be absurd */
-	per_key = XBPF_ROUND_UP((uint64_t)spec->key_size, 8) + 64 +
-		  XBPF_ROUND_UP((uint64_t)spec->value_size, 8) * (is_percpu(spec->type) ? nr_cpus : 1);
-	if (__builtin_mul_overflow(per_key, (uint64_t)spec->max_entries, &total) ||
-	    total > XBPF_MAP_MEM_MAX)
-		return -E2BIG;
-	return 0;
-}
-
-static const struct xbpf_map_ops *map_ops(enum xbpf_map_type type)
-{
-	switch (type) {
-	case XBPF_MAP_ARRAY:
-	case XBPF_MAP_PERCPU_ARRAY:
-		return &__xbpf_array_ops;
-	case XBPF_MAP_ARRAY_OF_MAPS:
-	case XBPF_MAP_DEVMAP:
-		return &__xbpf_fd_array_ops;
-	case XBPF_MAP_HASH:
-	case XBPF_MAP_PERCPU_HASH:
-	case XBPF_MAP_LRU_HASH:
-	case XBPF_MAP_LRU_PERCPU_HASH:
-	case XBPF_MAP_HASH_OF_MAPS:
-		return &__xbpf_htab_ops;
-	case XBPF_MAP_LPM_TRIE:
-		return &__xbpf_lpm_ops;
-	case XBPF_MAP_RINGBUF:
-		return &__xbpf_ringbuf_ops;
-	}
-	return NULL;
-}
-
-struct xbpf_map *xbpf_map__create(const struct xbpf_map_spec *spec, int nr_cpus)
-{
-	struct xbpf_map *map;
-	int err;
-
-	if (!spec || nr_cpus < 0 || nr_cpus > XBPF_MAX_CPUS)
-		return xbpf_err_ptr(-EINVAL);
-	if (!nr_cpus) {
-		long n = sysconf(_SC_NPROCESSORS_CONF);
-
-		nr_cpus = n < 1 ? 1 : n > XBPF_MAX_CPUS ? XBPF_MAX_CPUS : (int)n;
-	}
-	err = check_spec(spec, nr_cpus);
-	if (err)
-		return xbpf_err_ptr(err);
-
-	map = calloc(1, sizeof(*map));
-	if (!map)
-		return xbpf_err_ptr(-ENOMEM);
-	map->spec = *spec;
-	map->spec.name[sizeof(map->spec.name) - 1] = '\0';
-	map->spec.inner = NULL;
-	if (spec->inner && is_map_of_maps(spec->type)) {
-		map->inner_spec = *spec->inner;
-		map->inner_spec.inner = NULL;
-		map->spec.inner = &map->inner_spec;
-	}
-	map->ops = map_ops(spec->type);
-	map->nr_cpus = nr_cpus;
-	map->percpu = is_percpu(spec->type);
-	map->val_size = is_map_of_maps(spec->type) ? sizeof(void *) : spec->value_size;
-	map->stride = XBPF_ROUND_UP(map->val_size, 8);
-	map->cpu_vals = map->percpu ? (uint32_t)nr_cpus : 1;
-	pthread_mutex_init(&map->reg_lock, NULL);
-	err = map->ops->alloc(map);
-	if (err) {
-		pthread_mutex_destroy(&map->reg_lock);
-		free(map);
-		return xbpf_err_ptr(err);
-	}
-	return map;
-}
-
-struct xbpf_map *xbpf_map__free(struct xbpf_map *map)
-{
-	if (!map)
-		return NULL;
-	map->ops->free(map);
-	pthread_mutex_destroy(&map->reg_lock);
-	free(map->reg);
-	free(map);
-	return NULL;
-}
-
 const char *xbpf_map__name(const struct xbpf_map *map)
 {
 	return map ? map->spec.name : NULL;
@@ -266,7 +91,7 @@ int xbpf_map__set_inner(struct xbpf_map *outer, uint32_t id, struct xbpf_map *in
 	size_t i;
 	int err = 0;
 
-	if (!outer || !inner || !is_map_of_maps(outer->spec.type) || is_map_of_maps(inner->spec.type))
+	if (!outer || !inner || !__xbpf_is_map_of_maps(outer->spec.type) || __xbpf_is_map_of_maps(inner->spec.type))
 		return xbpf_err(-EINVAL);
 	if (!inner_matches(&outer->inner_spec, inner))
 		return xbpf_err(-EINVAL);
@@ -337,7 +162,7 @@ int xbpf_map__lookup(struct xbpf_map *map, const void *key, void *value)
 	raw = map->ops->lookup_raw(map, key);
 	if (!raw)
 		return xbpf_err(-ENOENT);
-	if (is_map_of_maps(map->spec.type)) {
+	if (__xbpf_is_map_of_maps(map->spec.type)) {
 		struct xbpf_map *inner = atomic_load_explicit((_Atomic(struct xbpf_map *) *)raw,
 							      memory_order_acquire);
 		uint32_t id;
@@ -364,7 +189,7 @@ int xbpf_map__update(struct xbpf_map *map, const void *key, const void *value, u
 		return xbpf_err(-EINVAL);
 	if (map->spec.type == XBPF_MAP_RINGBUF)
 		return xbpf_err(-ENOTSUP);
-	if (is_map_of_maps(map->spec.type)) {
+	if (__xbpf_is_map_of_maps(map->spec.type)) {
 		uint32_t id;
 		struct xbpf_map *inner;
 
@@ -412,7 +237,7 @@ void *xbpf_map__lookup_elem(struct xbpf_map *map, const void *key)
 		raw = map->ops->lookup_raw(map, key);
 	if (!raw)
 		return NULL;
-	if (is_map_of_maps(map->spec.type))
+	if (__xbpf_is_map_of_maps(map->spec.type))
 		return atomic_load_explicit((_Atomic(void *) *)raw, memory_order_acquire);
 	if (map->percpu)
 		raw += (size_t)__xbpf_map_cpu(map) * map->stride;
@@ -464,15 +289,20 @@ int __xbpf_map_init_value(struct xbpf_map *map, const void *data, size_t size)
 
 /* ---- array, percpu_array ---------------------------------------------------- */
 
-static int array_alloc(struct xbpf_map *map)
+static size_t array_mem_size(const struct xbpf_map *map)
 {
-	map->priv = calloc((size_t)map->spec.max_entries * map->cpu_vals, map->stride);
-	return map->priv ? 0 : -ENOMEM;
+	return (size_t)map->spec.max_entries * map->cpu_vals * map->stride;
 }
 
-static void array_free(struct xbpf_map *map)
+/* Arrays, slot arrays and the ring buffer: the area is the state, no view. */
+static int area_init(struct xbpf_map *map, bool fresh)
 {
-	free(map->priv);
+	map->priv = map->area;
+	return 0;
+}
+
+static void area_free(struct xbpf_map *map)
+{
 }
 
 static void *array_lookup_raw(struct xbpf_map *map, const void *key)
@@ -531,8 +361,10 @@ static int array_get_next_key(struct xbpf_map *map, const void *key, void *next_
 }
 
 const struct xbpf_map_ops __xbpf_array_ops = {
-	.alloc = array_alloc,
-	.free = array_free,
+	.shareable = true,
+	.mem_size = array_mem_size,
+	.init = area_init,
+	.free = area_free,
 	.lookup_raw = array_lookup_raw,
 	.update = array_update,
 	.delete = array_delete,
@@ -552,12 +384,9 @@ static size_t fd_slot_size(const struct xbpf_map *map)
 	return sizeof(struct fd_slot_hdr) + map->stride;
 }
 
-static int fd_array_alloc(struct xbpf_map *map)
+static size_t fd_array_mem_size(const struct xbpf_map *map)
 {
-	map->priv = calloc(map->spec.max_entries, fd_slot_size(map));
-	if (!map->priv)
-		return -ENOMEM;
-	return 0;
+	return (size_t)map->spec.max_entries * fd_slot_size(map);
 }
 
 static struct fd_slot_hdr *fd_slot(struct xbpf_map *map, uint32_t idx)
@@ -630,9 +459,12 @@ static int fd_array_delete(struct xbpf_map *map, const void *key)
 	return 0;
 }
 
+/* devmaps share; arrays of maps hold process-local handles (refused in map_shm.c) */
 const struct xbpf_map_ops __xbpf_fd_array_ops = {
-	.alloc = fd_array_alloc,
-	.free = array_free,
+	.shareable = true,
+	.mem_size = fd_array_mem_size,
+	.init = area_init,
+	.free = area_free,
 	.lookup_raw = fd_array_lookup_raw,
 	.update = fd_array_update,
 	.delete = fd_array_delete,
@@ -656,13 +488,19 @@ struct ringbuf {
 	uint8_t data[];
 };
 
-static int ringbuf_alloc(struct xbpf_map *map)
+static size_t ringbuf_mem_size(const struct xbpf_map *map)
 {
-	struct ringbuf *rb = calloc(1, sizeof(*rb) + map->spec.max_entries);
+	return sizeof(struct ringbuf) + map->spec.max_entries;
+}
 
-	if (!rb)
-		return -ENOMEM;
-	rb->mask = map->spec.max_entries - 1;
+static int ringbuf_init(struct xbpf_map *map, bool fresh)
+{
+	struct ringbuf *rb = (struct ringbuf *)map->area;
+
+	if (fresh)
+		rb->mask = map->spec.max_entries - 1;
+	else if (rb->mask != map->spec.max_entries - 1)
+		return -EPROTO;
 	map->priv = rb;
 	return 0;
 }
@@ -761,8 +599,10 @@ static int ringbuf_get_next_key(struct xbpf_map *map, const void *key, void *nex
 }
 
 const struct xbpf_map_ops __xbpf_ringbuf_ops = {
-	.alloc = ringbuf_alloc,
-	.free = array_free,
+	.shareable = true,
+	.mem_size = ringbuf_mem_size,
+	.init = ringbuf_init,
+	.free = area_free,
 	.lookup_raw = ringbuf_lookup_raw,
 	.update = ringbuf_update,
 	.delete = ringbuf_delete,

@@ -172,7 +172,8 @@ struct xbpf_object *xbpf_object__open_mem(const void *buf, size_t size,
 	obj = __xbpf_object_new(OPTS_GET(opts, name, NULL) ? OPTS_GET(opts, name, NULL) : "mem");
 	if (!obj)
 		return xbpf_err_ptr(-ENOMEM);
-	err = __xbpf_elf_load(obj, buf, size, OPTS_GET(opts, nr_cpus, 0));
+	err = __xbpf_elf_load(obj, buf, size, OPTS_GET(opts, nr_cpus, 0),
+			      OPTS_GET(opts, pin_root_path, NULL));
 	if (err) {
 		xbpf_object__close(obj);
 		return xbpf_err_ptr(err);
@@ -204,6 +205,7 @@ struct xbpf_object *xbpf_object__open_file(const char *path, const struct xbpf_o
 	}
 	o.name = OPTS_GET(opts, name, NULL) ? OPTS_GET(opts, name, NULL) : base_name(path);
 	o.nr_cpus = OPTS_GET(opts, nr_cpus, 0);
+	o.pin_root_path = OPTS_GET(opts, pin_root_path, NULL);
 	obj = size ? xbpf_object__open_mem(buf, size, &o) : xbpf_err_ptr(-EINVAL);
 	err = errno;
 	free(buf);
@@ -230,6 +232,7 @@ struct xbpf_object *xbpf_object__open_any(const char *path, enum xbpf_prog_type 
 	}
 	o.name = OPTS_GET(opts, name, NULL) ? OPTS_GET(opts, name, NULL) : base_name(path);
 	o.nr_cpus = OPTS_GET(opts, nr_cpus, 0);
+	o.pin_root_path = OPTS_GET(opts, pin_root_path, NULL);
 	if (size >= 4 && !memcmp(buf, "\x7f" "ELF", 4)) {
 		obj = xbpf_object__open_mem(buf, size, &o);
 	} else if (!size || size % XBPF_INSN_SIZE) {

@@ -97,6 +97,24 @@ const char *xbpf_map_type_name(enum xbpf_map_type type);
 struct xbpf_map *xbpf_map__create(const struct xbpf_map_spec *spec, int nr_cpus);
 struct xbpf_map *xbpf_map__free(struct xbpf_map *map);
 
+/*
+ * Shared maps, the userspace counterpart of bpffs pins: the map's storage
+ * is the file `path` (normally on tmpfs under a runtime directory, e.g.
+ * /run/xlb/dpdk/maps/NAME), mapped by every process that opens it, so one
+ * process runs programs on the map while another programs it, and either
+ * may restart (even after kill -9) and find the same contents.  With spec:
+ * re-attach when the file holds a map of exactly this spec (and nr_cpus,
+ * unless 0), create it atomically when it is missing, refuse a file that
+ * holds another map (-EEXIST) or another storage layout (-EPROTO).  spec
+ * NULL: attach only (-ENOENT when missing), the spec comes from the file.
+ * The file outlives every handle, like a pin: unlink it to remove the map.
+ * Maps of maps cannot be shared (-EOPNOTSUPP).
+ */
+struct xbpf_map *xbpf_map__open_shared(const char *path, const struct xbpf_map_spec *spec, int nr_cpus);
+/* The map's storage is a shared file / existed before this handle opened it. */
+bool xbpf_map__is_shared(const struct xbpf_map *map);
+bool xbpf_map__reattached(const struct xbpf_map *map);
+
 const char *xbpf_map__name(const struct xbpf_map *map);
 const struct xbpf_map_spec *xbpf_map__spec(const struct xbpf_map *map);
 int xbpf_map__nr_cpus(const struct xbpf_map *map);
@@ -136,9 +154,16 @@ struct xbpf_object_open_opts {
 	const char *name;
 	/* CPUs for per-CPU maps; 0: configured CPUs. */
 	int nr_cpus;
+	/*
+	 * Directory of shared maps: every BTF-defined map is opened with
+	 * xbpf_map__open_shared(pin_root_path/NAME) (created, or re-attached
+	 * with its contents); global data sections stay private.  NULL: all
+	 * maps private.
+	 */
+	const char *pin_root_path;
 	size_t : 0;
 };
-#define xbpf_object_open_opts__last_field nr_cpus
+#define xbpf_object_open_opts__last_field pin_root_path
 
 /*
  * Open an object produced by clang -target bpf: programs by section, .text
@@ -324,6 +349,26 @@ void *xbpf_run_ctx__r1(struct xbpf_run_ctx *ctx);
 uint64_t xbpf_run_ctx__r2(struct xbpf_run_ctx *ctx);
 /* Copy the resulting packet and ctx image out, as BPF_PROG_TEST_RUN does. */
 int xbpf_run_ctx__finish(struct xbpf_run_ctx *ctx, struct xbpf_test_run_opts *opts);
+/*
+ * XDP over a buffer the caller owns (the DPDK path runs programs over its
+ * mbufs in place).  The buffer is [hard_start, hard_start + frame_size);
+ * the packet is `len` bytes at `data_off`.  As in the kernel,
+ * bpf_xdp_adjust_head may grow the packet into the headroom down to 40
+ * bytes (an xdp_frame) above hard_start, adjust_tail up to the end of the
+ * buffer, and metadata (adjust_meta) starts empty.  The whole buffer must
+ * lie below 4 GiB (the 32-bit context fields above): -ERANGE otherwise;
+ * a packet shorter than an Ethernet header is refused (-EINVAL), as
+ * BPF_PROG_TEST_RUN refuses it and no driver hands one to XDP.
+ * Setting a buffer also starts a run on this thread (clears the redirect
+ * target), so R1 from xbpf_run_ctx__r1() serves every packet.
+ */
+int xbpf_run_ctx__new_xdp_buf(struct xbpf_run_ctx **ret_ctx);
+int xbpf_run_ctx__set_xdp_buf(struct xbpf_run_ctx *ctx, void *hard_start, uint32_t frame_size,
+			      uint32_t data_off, uint32_t len, uint32_t ingress_ifindex,
+			      uint32_t rx_queue_index);
+/* After a run: where the packet starts now and its length (metadata not included). */
+void xbpf_run_ctx__xdp_buf(const struct xbpf_run_ctx *ctx, uint32_t *ret_data_off, uint32_t *ret_len);
+
 /* Redirect target recorded by the last run on this thread. */
 void xbpf_last_redirect(struct xbpf_redirect *ret_redirect);
 

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: MIT
-/* test_maps.c - map semantics per type, against the bpf(2) rules and naive references. */
+/*
+ * test_maps.c - map semantics per type, against the bpf(2) rules and naive
+ * references.  `test_maps shared` runs every case again over shared storage
+ * (xbpf_map__open_shared) for the types that can be shared.
+ */
 #include <pthread.h>
 #include <stdbool.h>
 #include <unistd.h>
 
 #include "xbpf.h"
 #include "testutil.h"
+
+/* Shared mode: the directory the maps' files are created in. */
+static const char *shm_dir;
 
 static struct xbpf_map *mk(enum xbpf_map_type type, uint32_t ks, uint32_t vs, uint32_t max,
 			   uint32_t flags, int nr_cpus)
@@ -14,6 +21,20 @@ static struct xbpf_map *mk(enum xbpf_map_type type, uint32_t ks, uint32_t vs, ui
 				      .max_entries = max, .map_flags = flags };
 
 	snprintf(spec.name, sizeof(spec.name), "%s", xbpf_map_type_name(type));
+	if (shm_dir) {
+		static unsigned int seq;
+		struct xbpf_map *map;
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/%s.%u", shm_dir, spec.name, seq++);
+		map = xbpf_map__open_shared(path, &spec, nr_cpus);
+		/* the mapping stays valid without its name */
+		if (map) {
+			CHECK(xbpf_map__is_shared(map) && !xbpf_map__reattached(map));
+			unlink(path);
+		}
+		return map;
+	}
 	return xbpf_map__create(&spec, nr_cpus);
 }
 
@@ -656,8 +677,14 @@ static void test_churn(void)
 	xbpf_map__free(lpm);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	char dir[] = "/tmp/xbpf-test-maps.XXXXXX";
+
+	if (argc > 1 && !strcmp(argv[1], "shared")) {
+		shm_dir = mkdtemp(dir);
+		CHECK(shm_dir != NULL);
+	}
 	test_spec_validation();
 	test_array();
 	test_percpu_array();
@@ -673,5 +700,7 @@ int main(void)
 	test_stress(XBPF_MAP_PERCPU_HASH);
 	test_stress(XBPF_MAP_LRU_HASH);
 	test_churn();
+	if (shm_dir)
+		CHECK(rmdir(shm_dir) == 0); /* every map file was unlinked */
 	TEST_DONE();
 }
