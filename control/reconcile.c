@@ -29,8 +29,9 @@ bool xlbd_real_in_ring(const struct daemon *d, const struct xlb_vip_cfg *vip,
 {
 	if (r->state != XLB_REAL_ACTIVE || !r->weight)
 		return false;
+	/* With the site's health policy the site's verdict counts, so every host's ring agrees. */
 	if (vip->hc.type != XLB_HC_NONE && r->id < d->settings.max_reals &&
-	    d->health[r->id].state == HEALTH_DOWN)
+	    (d->site_health ? d->health[r->id].site_down : d->health[r->id].state == HEALTH_DOWN))
 		return false;
 	return true;
 }

@@ -3,6 +3,7 @@
  * The desired state as one document, the value of `<prefix>state` in etcd:
  *
  *   {"xlb_state": 1, "next_real_id": 7, "written_by": "lb1",
+ *    "written_at_ms": 1764770000000,
  *    "vips": [{"id": 0, "address": ..., "reals": [{"id": 1, ...}]}]}
  *
  * Ids are part of the document: every host of a site programs the same
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "xlb_control.h"
 
@@ -34,8 +36,14 @@ char *xlb_state_doc_dump(const struct xlb_state *st, const char *writer)
 		return NULL;
 	json_object_set_new(j, "xlb_state", json_integer(DOC_VERSION));
 	json_object_set_new(j, "next_real_id", json_integer(st->next_real_id));
-	if (writer)
+	if (writer) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
 		json_object_set_new(j, "written_by", json_string(writer));
+		json_object_set_new(j, "written_at_ms",
+				    json_integer((json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000));
+	}
 	text = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(j);
 	return text;
@@ -58,10 +66,11 @@ static int ids_present(const json_t *vips, struct xlb_err *err)
 }
 
 int xlb_state_doc_parse(const char *text, size_t len, const struct xlb_settings *set,
-			struct xlb_state *ret_state, char *ret_writer, size_t writer_len,
+			struct xlb_state *ret_state, struct xlb_state_doc_meta *ret_meta,
 			struct xlb_err *err)
 {
-	static const char *const keys[] = { "xlb_state", "next_real_id", "written_by", "vips" };
+	static const char *const keys[] = { "xlb_state", "next_real_id", "written_by",
+					    "written_at_ms", "vips" };
 	json_t *j, *vips, *inner = NULL;
 	json_error_t je;
 	struct xlb_settings defaults;
@@ -92,6 +101,10 @@ int xlb_state_doc_parse(const char *text, size_t len, const struct xlb_settings 
 		r = xlb_err_set(err, -EINVAL, "\"next_real_id\" must be a number >= 1");
 	if (!r && json_object_get(j, "written_by") && !json_is_string(json_object_get(j, "written_by")))
 		r = xlb_err_set(err, -EINVAL, "\"written_by\" must be a string");
+	if (!r && json_object_get(j, "written_at_ms") &&
+	    (!json_is_integer(json_object_get(j, "written_at_ms")) ||
+	     json_integer_value(json_object_get(j, "written_at_ms")) < 0))
+		r = xlb_err_set(err, -EINVAL, "\"written_at_ms\" must be a number of milliseconds");
 	vips = json_object_get(j, "vips");
 	if (!r && !json_is_array(vips))
 		r = xlb_err_set(err, -EINVAL, "\"vips\" must be a list");
@@ -115,9 +128,12 @@ int xlb_state_doc_parse(const char *text, size_t len, const struct xlb_settings 
 		set = &defaults;
 	}
 	r = r ?: xlb_state_validate(&st, set, err);
-	if (!r && ret_writer)
-		snprintf(ret_writer, writer_len, "%s",
+	if (!r && ret_meta) {
+		snprintf(ret_meta->writer, sizeof(ret_meta->writer), "%s",
 			 json_string_value(json_object_get(j, "written_by")) ?: "");
+		ret_meta->written_at_ms =
+			(uint64_t)json_integer_value(json_object_get(j, "written_at_ms"));
+	}
 	json_decref(inner);
 	json_decref(j);
 	if (r) {

@@ -110,7 +110,7 @@ static int etcd_load(struct xlb_store *base, struct xlb_state *ret, struct xlb_e
 		return 0;
 	}
 	s->seen_revision = kvs[0].mod_revision;
-	r = xlb_state_doc_parse(kvs[0].value, kvs[0].value_len, NULL, ret, NULL, 0, &e2);
+	r = xlb_state_doc_parse(kvs[0].value, kvs[0].value_len, NULL, ret, NULL, &e2);
 	if (r) {
 		s->refused_revision = kvs[0].mod_revision;
 		snprintf(s->refused_msg, sizeof(s->refused_msg), "%s", e2.msg);
@@ -201,7 +201,7 @@ static int etcd_commit(struct xlb_store *base, struct xlb_err *err)
 	s->revision = s->seen_revision = rev;
 	s->from_cache = false;
 	/* The cache follows; a failure here costs only a slower start without etcd. */
-	if (!xlb_state_doc_parse(s->pending, strlen(s->pending), NULL, &st, NULL, 0, &e2)) {
+	if (!xlb_state_doc_parse(s->pending, strlen(s->pending), NULL, &st, NULL, &e2)) {
 		cache_save(s, &st, rev, &e2);
 		xlb_state_free(&st);
 	}

@@ -282,12 +282,17 @@ void xlb_store__seen(struct xlb_store *store, uint64_t rev, const char *refused)
 
 /*
  * The state document of the replicated store, with ids (state_doc.c):
- * dump for writing (writer may be NULL); parse refuses anything but a
- * complete, valid state (set NULL: the default limits).
+ * dump for writing (writer may be NULL; the time is recorded too); parse
+ * refuses anything but a complete, valid state (set NULL: the default
+ * limits); ret_meta (may be NULL) gets who wrote it and when.
  */
+struct xlb_state_doc_meta {
+	char writer[64];	/* who wrote it ("" if unsaid) */
+	uint64_t written_at_ms; /* the writer's wall clock (0 if unsaid) */
+};
 char *xlb_state_doc_dump(const struct xlb_state *st, const char *writer);
 int xlb_state_doc_parse(const char *text, size_t len, const struct xlb_settings *set,
-			struct xlb_state *ret_state, char *ret_writer, size_t writer_len,
+			struct xlb_state *ret_state, struct xlb_state_doc_meta *ret_meta,
 			struct xlb_err *err);
 
 /* ---- etcd v3 client (JSON gateway over libcurl; etcd.c) ----------------- */

@@ -7,7 +7,8 @@
  *  3. the backend: load and attach, or adopt the running dataplane;
  *  4. the desired state from the store, reconciled onto the dataplane;
  *     the config file's vips on an empty store;
- *  5. health checks and metrics, then the API until SIGTERM (server.c).
+ *  5. health checks, fleet mode (the store's watch, route announcement)
+ *     and metrics, then the API until SIGTERM (server.c).
  *
  * Stopping leaves the programs attached and the maps pinned (hitless
  * restart); --cleanup detaches and unpins instead.  See xlbd.h for the
@@ -167,6 +168,7 @@ static int load_state(struct daemon *d)
 
 static void daemon_free(struct daemon *d)
 {
+	xlbd_fleet_free(d); /* withdraws the routes first */
 	xlbd_metrics_stop(d);
 	xlbd_health_stop(d);
 	if (d->be_open)
@@ -203,6 +205,9 @@ int main(int argc, char **argv)
 		.backend = "kernel",
 		.metrics_addr = "127.0.0.1",
 		.metrics_port = 9100,
+		.etcd_prefix = "/xlb/",
+		.etcd_timeout_ms = 2000,
+		.host_ttl_s = 3,
 	};
 	xlb_settings_default(&c->set);
 	r = xlbd_config_load(c, argc, argv);
@@ -214,7 +219,7 @@ int main(int argc, char **argv)
 	xlb_state_init(&d->state);
 	snprintf(d->sock_path, sizeof(d->sock_path), "%s", c->sock);
 
-	d->store = xlb_store__open(c->state_dir, &err);
+	d->store = xlbd_fleet_store_open(d, &err);
 	if (!d->store) {
 		xlbd_log(LOG_ERR, "%s", err.msg);
 		goto out;
@@ -234,6 +239,10 @@ int main(int argc, char **argv)
 
 	if (xlbd_health_start(d))
 		xlbd_log(LOG_WARNING, "health checker did not start, ignoring");
+	if (xlbd_fleet_start(d)) {
+		xlbd_log(LOG_ERR, "fleet mode did not start");
+		goto out;
+	}
 	d->metrics_port = c->metrics_port;
 	snprintf(d->metrics_addr, sizeof(d->metrics_addr), "%s", c->metrics_addr);
 	if (d->metrics_port && xlbd_metrics_start(d)) {

@@ -184,26 +184,26 @@ static void doc_checks(void)
 		{ "{\"xlb_state\":1,\"next_real_id\":5,\"vips\":[{\"id\":0,\"address\":\"10.0.0.1\","
 		  "\"port\":70000,\"proto\":\"tcp\",\"reals\":[]}]}", "port out of range" },
 		{ "{\"xlb_state\":1,\"next_real_id\":5,\"next_real_id\":6,\"vips\":[]}", "duplicate key" },
+		{ "{\"xlb_state\":1,\"next_real_id\":5,\"written_at_ms\":\"now\",\"vips\":[]}", "bad time" },
 	};
 	struct xlb_state st, back;
 	struct xlb_err err;
-	char writer[32];
+	struct xlb_state_doc_meta meta;
 	char *text;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		st.vip_cnt = 99;
-		CHECK(xlb_state_doc_parse(bad[i].doc, strlen(bad[i].doc), NULL, &st, NULL, 0, &err) < 0,
+		CHECK(xlb_state_doc_parse(bad[i].doc, strlen(bad[i].doc), NULL, &st, NULL, &err) < 0,
 		      "document accepted: %s", bad[i].why);
 	}
 	xlb_state_init(&st);
 	add_vip(&st, "10.0.0.1", 3);
 	text = xlb_state_doc_dump(&st, "lb9");
-	CHECK(text && !xlb_state_doc_parse(text, strlen(text), NULL, &back, writer, sizeof(writer),
-					   &err),
+	CHECK(text && !xlb_state_doc_parse(text, strlen(text), NULL, &back, &meta, &err),
 	      "round trip: %s", err.msg);
 	CHECK(back.vip_cnt == 1 && back.vips[0].real_cnt == 3 && back.vips[0].reals[2].id ==
 		      st.vips[0].reals[2].id && back.next_real_id == st.next_real_id &&
-		      !strcmp(writer, "lb9"),
+		      !strcmp(meta.writer, "lb9") && meta.written_at_ms > 1600000000000ull,
 	      "round trip differs");
 	free(text);
 	xlb_state_free(&st);
