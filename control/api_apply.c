@@ -67,18 +67,46 @@ static json_t *state_diff(const struct xlb_state *cur, const struct xlb_state *n
 	return out;
 }
 
+/* How many VIPs and reals `next` adds to and removes from `cur`. */
+static json_t *change_counts(const struct xlb_state *cur, const struct xlb_state *next)
+{
+	size_t n[2][2] = { { 0 } }; /* [removed/added][vips/reals] */
+
+	for (int dir = 0; dir < 2; dir++) {
+		const struct xlb_state *a = dir ? next : cur, *b = dir ? cur : next;
+
+		for (size_t i = 0; i < a->vip_cnt; i++) {
+			const struct xlb_vip_cfg *v = &a->vips[i];
+			const struct xlb_vip_cfg *o = xlb_state_find_vip(b, &v->addr, v->port, v->proto);
+
+			n[dir][0] += !o;
+			for (size_t j = 0; j < v->real_cnt; j++)
+				n[dir][1] += !o || !xlb_vip_find_real(o, &v->reals[j].addr);
+		}
+	}
+	return json_pack("{s:{s:I, s:I}, s:{s:I, s:I}}", "removed", "vips", (json_int_t)n[0][0],
+			 "reals", (json_int_t)n[0][1], "added", "vips", (json_int_t)n[1][0], "reals",
+			 (json_int_t)n[1][1]);
+}
+
 static int op_apply(struct xlbd_req *c)
 {
 	const json_t *cfg = json_object_get(c->args, "config");
 	const json_t *dry = json_object_get(c->args, "dry_run");
+	const json_t *allow = json_object_get(c->args, "allow_empty");
 	struct xlb_state next;
-	json_t *diff;
+	json_t *diff, *counts;
 	int r;
 
 	if (!cfg)
 		return xlb_err_set(c->err, -EINVAL, "missing field \"config\"");
 	if (dry && !json_is_boolean(dry))
 		return xlb_err_set(c->err, -EINVAL, "\"dry_run\" must be a boolean");
+	if (allow && !json_is_boolean(allow))
+		return xlb_err_set(c->err, -EINVAL, "\"allow_empty\" must be a boolean");
+	r = xlb_config_check_apply(cfg, json_is_true(allow), c->err);
+	if (r)
+		return r;
 	r = xlb_state_from_json(cfg, &next, c->err);
 	if (r)
 		return r;
@@ -88,22 +116,35 @@ static int op_apply(struct xlbd_req *c)
 		return r;
 	}
 	diff = state_diff(&c->d->state, &next);
+	counts = change_counts(&c->d->state, &next);
 	if (json_is_true(dry) || !json_array_size(diff)) {
 		xlb_state_free(&next);
-		c->result = json_pack("{s:o, s:b}", "changes", diff, "applied", 0);
+		c->result = json_pack("{s:o, s:b, s:o}", "changes", diff, "applied", 0, "counts", counts);
 		return 0;
 	}
 	{
-		char what[64];
+		char what[4096];
 
-		snprintf(what, sizeof(what), "apply (%zu changes)", json_array_size(diff));
+		/* The audit log gets the diff itself. */
+		size_t n = (size_t)snprintf(what, sizeof(what), "apply (%zu changes):",
+					    json_array_size(diff));
+		json_t *l;
+		size_t k;
+
+		json_array_foreach(diff, k, l) {
+			if (n + 2 >= sizeof(what))
+				break;
+			n += (size_t)snprintf(what + n, sizeof(what) - n, "%s %s", k ? ";" : "",
+					      json_string_value(l));
+		}
 		r = xlbd_commit(c->d, &next, c->peer, what, c->err);
 	}
 	if (r) {
 		json_decref(diff);
+		json_decref(counts);
 		return r;
 	}
-	c->result = json_pack("{s:o, s:b}", "changes", diff, "applied", 1);
+	c->result = json_pack("{s:o, s:b, s:o}", "changes", diff, "applied", 1, "counts", counts);
 	return 0;
 }
 

@@ -32,10 +32,12 @@ static int op_stats(struct xlbd_req *c)
 	ops->stats(&d->be, st);
 	for (size_t i = 0; i < d->state.vip_cnt; i++) {
 		const struct xlb_vip_cfg *v = &d->state.vips[i];
+		uint32_t slots[v->real_cnt ? v->real_cnt : 1];
 		struct xlb_counters k;
 		json_t *vj, *reals = json_array();
 		char vs[80];
 
+		xlbd_ring_slots(d, v, slots);
 		ops->vip_counters(&d->be, v->id, &k);
 		vj = json_pack("{s:s, s:I, s:o}", "vip", xlbd_vip_str(v, vs, sizeof(vs)), "id",
 			       (json_int_t)v->id, "counters", counters_json(&k));
@@ -44,12 +46,13 @@ static int op_stats(struct xlbd_req *c)
 			char rs[64];
 
 			ops->real_counters(&d->be, r->id, &k);
-			json_array_append_new(reals,
-					      json_pack("{s:s, s:I, s:s, s:o}", "address",
-							xlb_addr_str(&r->addr, rs, sizeof(rs)), "id",
-							(json_int_t)r->id, "state",
-							xlb_real_state_name(r->state), "counters",
-							counters_json(&k)));
+			json_array_append_new(
+				reals,
+				json_pack("{s:s, s:I, s:s, s:s, s:I, s:o}", "address",
+					  xlb_addr_str(&r->addr, rs, sizeof(rs)), "id", (json_int_t)r->id,
+					  "state", xlb_real_state_name(r->state), "health",
+					  xlbd_health_str(d, v, r),
+					  "slots", (json_int_t)slots[j], "counters", counters_json(&k)));
 		}
 		json_object_set_new(vj, "reals", reals);
 		json_array_append_new(vips, vj);
@@ -113,21 +116,22 @@ static int op_health(struct xlbd_req *c)
 
 	for (size_t i = 0; i < d->state.vip_cnt; i++) {
 		const struct xlb_vip_cfg *v = &d->state.vips[i];
+		uint32_t slots[v->real_cnt ? v->real_cnt : 1];
 		char vs[80];
 
+		xlbd_ring_slots(d, v, slots);
 		for (size_t j = 0; j < v->real_cnt; j++) {
 			const struct xlb_real_cfg *r = &v->reals[j];
 			struct real_health *h = &d->health[r->id];
 			char rs[64];
 
 			json_array_append_new(
-				out, json_pack("{s:s, s:s, s:s, s:s, s:b, s:I, s:I, s:s}", "vip",
+				out, json_pack("{s:s, s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:s}", "vip",
 					       xlbd_vip_str(v, vs, sizeof(vs)), "real",
 					       xlb_addr_str(&r->addr, rs, sizeof(rs)), "check",
 					       xlb_hc_type_name(v->hc.type), "health",
-					       v->hc.type == XLB_HC_NONE ? "unchecked" :
-									   xlbd_health_name(h->state),
-					       "in_ring", xlbd_real_in_ring(d, v, r), "probes",
+					       xlbd_health_str(d, v, r),
+					       "in_ring", slots[j] > 0, "slots", (json_int_t)slots[j], "probes",
 					       (json_int_t)h->probes, "failures",
 					       (json_int_t)h->failures, "last_error", h->last_error));
 		}

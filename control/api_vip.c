@@ -61,7 +61,7 @@ static int op_vip_set(struct xlbd_req *c)
 {
 	struct xlb_vip_cfg *v, upd;
 	struct xlb_state next;
-	char what[160], vs[80];
+	char what[512], vs[80], before[200], after[200];
 	int r;
 
 	/* The same object as vip.add: fields given replace the VIP's. */
@@ -75,13 +75,17 @@ static int op_vip_set(struct xlbd_req *c)
 		xlb_state_free(&next);
 		return r;
 	}
+	xlbd_vip_summary(v, before, sizeof(before));
 	if (json_object_get(c->args, "encap"))
 		v->encap = upd.encap;
 	if (json_object_get(c->args, "flags"))
 		v->flags = upd.flags;
 	if (json_object_get(c->args, "healthcheck"))
 		v->hc = upd.hc;
-	snprintf(what, sizeof(what), "vip set %s", xlbd_vip_str(v, vs, sizeof(vs)));
+	xlbd_vip_summary(v, after, sizeof(after));
+	/* The audit log says what changed: old -> new. */
+	snprintf(what, sizeof(what), "vip set %s: %s -> %s", xlbd_vip_str(v, vs, sizeof(vs)), before,
+		 after);
 	r = xlbd_commit(c->d, &next, c->peer, what, c->err);
 	if (!r)
 		c->result = xlb_vip_to_json(
@@ -175,9 +179,9 @@ static int op_real_del(struct xlbd_req *c)
 static int op_real_set(struct xlbd_req *c)
 {
 	struct xlb_vip_cfg *v;
-	struct xlb_real_cfg real, *cur;
+	struct xlb_real_cfg real, *cur, old;
 	struct xlb_state next;
-	char what[200], vs[80], rs[64];
+	char what[300], vs[80], rs[64];
 	int r;
 
 	if (xlb_state_copy(&next, &c->d->state))
@@ -192,12 +196,14 @@ static int op_real_set(struct xlbd_req *c)
 		xlb_state_free(&next);
 		return r;
 	}
+	old = *cur;
 	if (json_object_get(c->args, "weight"))
 		cur->weight = real.weight;
 	if (json_object_get(c->args, "state"))
 		cur->state = real.state;
-	snprintf(what, sizeof(what), "real set %s %s weight %u state %s", xlbd_vip_str(v, vs, sizeof(vs)),
-		 xlb_addr_str(&real.addr, rs, sizeof(rs)), cur->weight, xlb_real_state_name(cur->state));
+	snprintf(what, sizeof(what), "real set %s %s: weight %u -> %u, state %s -> %s",
+		 xlbd_vip_str(v, vs, sizeof(vs)), xlb_addr_str(&real.addr, rs, sizeof(rs)), old.weight,
+		 cur->weight, xlb_real_state_name(old.state), xlb_real_state_name(cur->state));
 	return xlbd_commit(c->d, &next, c->peer, what, c->err);
 }
 
@@ -214,8 +220,13 @@ static int op_real_list(struct xlbd_req *c)
 	if (r)
 		return r;
 	reals = json_array();
-	for (size_t i = 0; i < v->real_cnt; i++)
-		json_array_append_new(reals, xlbd_real_json(c->d, v, &v->reals[i]));
+	{
+		uint32_t slots[v->real_cnt ? v->real_cnt : 1];
+
+		xlbd_ring_slots(c->d, v, slots);
+		for (size_t i = 0; i < v->real_cnt; i++)
+			json_array_append_new(reals, xlbd_real_json(c->d, v, &v->reals[i], slots[i]));
+	}
 	c->result = json_pack("{s:o}", "reals", reals);
 	return 0;
 }

@@ -71,6 +71,9 @@ struct xlb_dp_vip {
 	uint16_t port;
 	uint8_t proto;
 	uint32_t id;
+	uint32_t flags;	    /* XLB_VIP_F_* */
+	enum xlb_encap encap;
+	uint8_t ring_half;  /* the half packets read now */
 };
 
 struct xlb_backend_ops {
@@ -92,6 +95,10 @@ struct xlb_backend_ops {
 		       uint8_t proto, uint32_t id, struct xlb_err *err);
 	/* VIPs present in the dataplane (adoption); returns the count or -errno. */
 	int (*vip_list)(struct xlb_backend *be, struct xlb_dp_vip *ret, size_t max);
+	/* What the dataplane holds, for --adopt-dataplane: a VIP's ring half
+	 * (ring_size real ids) and a real's address (-ENOENT: empty slot). */
+	int (*ring_get)(struct xlb_backend *be, uint32_t vip_id, unsigned int half, uint32_t *ret_ring);
+	int (*real_get)(struct xlb_backend *be, uint32_t id, struct xlb_ip *ret_addr);
 	int (*vip_counters)(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret);
 	int (*real_counters)(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret);
 	int (*stats)(struct xlb_backend *be, struct xlb_dp_stats *ret);
@@ -106,8 +113,8 @@ struct xlb_backend_ops {
 			   enum xlb_encap encap, struct xlb_err *err);
 };
 
-/* skb mark of the encapsulated health probes of a real. */
-#define XLB_HC_MARK(real_id) (0x584c0000u | (real_id))
+/* skb mark of the encapsulated health probes of a real (base: hc_mark_base). */
+#define XLB_HC_MARK(set, real_id) ((set)->hc_mark_base + (real_id))
 
 struct xlb_backend {
 	const struct xlb_backend_ops *ops;
@@ -131,5 +138,11 @@ const struct xlb_backend_ops *xlb_backend_find(const char *name);
  * results (name, accepted, stack depths).
  */
 int xlb_verify_object(const char *path, json_t **ret_json, struct xlb_err *err);
+/* The same on an object already in memory (path names it in messages). */
+int xlb_verify_object_mem(const void *buf, size_t len, const char *path, json_t **ret_json,
+			  struct xlb_err *err);
+/* Read a whole object file (at most XLB_OBJECT_MAX bytes) into *ret_buf (free() it). */
+#define XLB_OBJECT_MAX (64 << 20)
+int xlb_object_read(const char *path, void **ret_buf, size_t *ret_len, struct xlb_err *err);
 
 #endif /* XLB_BACKEND_H */

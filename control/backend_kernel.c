@@ -3,7 +3,8 @@
  * The kernel backend: balancer.bpf.o attached with libxdp, maps programmed
  * with libbpf.  This file opens and closes it and holds the ops table; the
  * jobs are in kernel_pin.c (attach, adoption, pins), kernel_maps.c,
- * kernel_hc.c (encapsulated health probes) and kernel_stats.c (kernel.h).
+ * kernel_iface.c (egress, MTU, MACs), kernel_hc.c (encapsulated health
+ * probes) and kernel_stats.c (kernel.h).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -59,7 +60,11 @@ static int kernel_open(struct xlb_backend *be, const struct xlb_backend_opts *op
 	libxdp_set_print(libxdp_print_cb);
 	for (int m = 0; m < KM_CNT; m++)
 		k->fd[m] = -1;
+	k->lock_fd = -1;
+	k->tx_fd = -1;
 	k->verify_result = 1;
+	k->img.verify_result = 1;
+	k->hc_img.verify_result = 1;
 	snprintf(k->verify_msg, sizeof(k->verify_msg), "running program adopted, object not reloaded");
 	if (strlen(opts->pin_root) >= sizeof(k->pin_root) || opts->pin_root[0] != '/')
 		return xlb_err_set(err, -EINVAL, "pin root must be an absolute path under 256 bytes");
@@ -93,24 +98,40 @@ static void kernel_close(struct xlb_backend *be, bool keep)
 	for (int m = 0; m < KM_CNT; m++)
 		if (k->fd[m] >= 0)
 			close(k->fd[m]);
+	if (k->tx_fd >= 0)
+		close(k->tx_fd);
 	/* Attached programs are held by the kernel; our references can go. */
 	if (k->obj)
 		bpf_object__close(k->obj);
 	json_decref(k->verify_json);
+	json_decref(k->hc_verify_json);
+	free(k->img.buf);
+	free(k->hc_img.buf);
+	if (k->lock_fd >= 0)
+		close(k->lock_fd);
 	free(k->keys);
 	free(k);
 	be->priv = NULL;
+}
+
+/* The global config, then how each interface's balanced packets leave. */
+static int kernel_settings_put(struct xlb_backend *be, const struct xlb_settings *set,
+			       struct xlb_err *err)
+{
+	return kernel_config_put(be, set, err) ?: kernel_ifaces_put(be->priv, set, err);
 }
 
 const struct xlb_backend_ops xlb_backend_kernel_ops = {
 	.name = "kernel",
 	.open = kernel_open,
 	.close = kernel_close,
-	.config_put = kernel_config_put,
+	.config_put = kernel_settings_put,
 	.real_put = kernel_real_put,
 	.vip_put = kernel_vip_put,
 	.vip_del = kernel_vip_del,
 	.vip_list = kernel_vip_list,
+	.ring_get = kernel_ring_get,
+	.real_get = kernel_real_get,
 	.vip_counters = kernel_vip_counters,
 	.real_counters = kernel_real_counters,
 	.stats = kernel_stats,

@@ -34,6 +34,8 @@
 enum {
 	/* A dataplane setting saved with the state; used when nothing gives it. */
 	SET_STORED = 1u << 0,
+	/* Changes with SIGHUP / systemctl reload (the rest waits for a restart). */
+	SET_LIVE = 1u << 1,
 };
 
 /* ---- parsers of the CUSTOM rows ---------------------------------------- */
@@ -113,6 +115,118 @@ static int parse_src6(const struct xlb_cli_opt *o, void *field, const char *val,
 	return parse_prefix(field, val, AF_INET6, err, errlen);
 }
 
+/*
+ * "IFACE=VALUE" rows: the row's field is an array of entries whose first
+ * member is the interface name, with its count right behind the array (the
+ * row's size covers both).  The entry for IFACE is replaced if given twice
+ * on one source; `first` (the first value from a source) empties the list,
+ * so the command line replaces the config file's entries.
+ */
+static void *iface_entry(const struct xlb_cli_opt *o, void *field, size_t esize, const char *val,
+			 bool first, const char **ret_value, char *err, size_t errlen)
+{
+	size_t cap = (o->size - sizeof(size_t)) / esize, *cnt = (size_t *)((char *)field + cap * esize);
+	const char *eq = val ? strchr(val, '=') : NULL;
+	size_t nlen = eq ? (size_t)(eq - val) : 0;
+	char *e;
+
+	if (first)
+		*cnt = 0;
+	if (!eq || !nlen || nlen >= XLB_IFNAME_LEN || memchr(val, '/', nlen)) {
+		snprintf(err, errlen, "'%.40s' is not IFACE=%s", val ? val : "", o->metavar + 6);
+		return NULL;
+	}
+	*ret_value = eq + 1;
+	for (size_t i = 0; i < *cnt; i++) {
+		e = (char *)field + i * esize;
+		if (strlen(e) == nlen && !memcmp(e, val, nlen))
+			return e;
+	}
+	if (*cnt >= cap) {
+		snprintf(err, errlen, "at most %zu interfaces", cap);
+		return NULL;
+	}
+	e = (char *)field + (*cnt)++ * esize;
+	memset(e, 0, esize);
+	memcpy(e, val, nlen);
+	return e;
+}
+
+static int parse_egress(const struct xlb_cli_opt *o, void *field, const char *val, bool first,
+			char *err, size_t errlen)
+{
+	struct xlb_iface_egress *e;
+	const char *v;
+
+	e = iface_entry(o, field, sizeof(*e), val, first, &v, err, errlen);
+	if (!e)
+		return -EINVAL;
+	if (!*v || strlen(v) >= XLB_IFNAME_LEN || strchr(v, '/')) {
+		snprintf(err, errlen, "'%.32s' is not an interface name", v);
+		return -EINVAL;
+	}
+	snprintf(e->egress, sizeof(e->egress), "%s", v);
+	return 0;
+}
+
+static int parse_mtu(const struct xlb_cli_opt *o, void *field, const char *val, bool first,
+		     char *err, size_t errlen)
+{
+	struct xlb_iface_mtu *e;
+	const char *v;
+	uint64_t n;
+
+	e = iface_entry(o, field, sizeof(*e), val, first, &v, err, errlen);
+	if (!e)
+		return -EINVAL;
+	if (xlb_cli_parse_u64(v, XLB_MIN_PKT, 65535, &n)) {
+		snprintf(err, errlen, "MTU '%.16s' is not %u..65535", v, XLB_MIN_PKT);
+		return -ERANGE;
+	}
+	e->mtu = (uint16_t)n;
+	return 0;
+}
+
+static int parse_iface_mac(const struct xlb_cli_opt *o, void *field, const char *val, bool first,
+			   char *err, size_t errlen)
+{
+	struct xlb_iface_mac *e;
+	const char *v;
+
+	e = iface_entry(o, field, sizeof(*e), val, first, &v, err, errlen);
+	if (!e)
+		return -EINVAL;
+	if (xlb_mac_parse(v, e->mac)) {
+		snprintf(err, errlen, "'%.32s' is not a MAC address (xx:xx:xx:xx:xx:xx)", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_addr4(const struct xlb_cli_opt *o, void *field, const char *val, bool first,
+		       char *err, size_t errlen)
+{
+	struct xlb_ip *a = field;
+
+	if (!xlb_addr_parse(val ? val : "", a) && a->family == (o->min ? AF_INET6 : AF_INET))
+		return 0;
+	snprintf(err, errlen, "'%.64s' is not an IPv%d address", val ? val : "", o->min ? 6 : 4);
+	return -EINVAL;
+}
+
+#define IFACE_LIST(FIELD)                                                            \
+	.offset = offsetof(struct xlbd_config, set.FIELD),                           \
+	.size = sizeof(((struct xlb_settings *)0)->FIELD) + sizeof(size_t)
+
+_Static_assert(offsetof(struct xlb_settings, egress_cnt) ==
+		       offsetof(struct xlb_settings, egress) + sizeof(((struct xlb_settings *)0)->egress) &&
+	       offsetof(struct xlb_settings, mtu_cnt) ==
+		       offsetof(struct xlb_settings, mtu) + sizeof(((struct xlb_settings *)0)->mtu) &&
+	       offsetof(struct xlb_settings, egress_gw_cnt) ==
+		       offsetof(struct xlb_settings, egress_gw) +
+			       sizeof(((struct xlb_settings *)0)->egress_gw),
+	       "iface_entry() keeps each count right behind its entries");
+
 _Static_assert(offsetof(struct xlb_settings, iface_cnt) ==
 		       offsetof(struct xlb_settings, ifaces) +
 			       sizeof(((struct xlb_settings *)0)->ifaces),
@@ -130,6 +244,8 @@ static const char *const xdp_mode_names[] = { "auto", "dispatcher", "single", NU
 static const char *const backend_names[] = { "kernel", "userspace", NULL };
 static const char *const store_names[] = { "sqlite", "etcd", NULL };
 static const char *const health_policy_names[] = { "auto", "local", "site", NULL };
+static const char *const wait_names[] = { "probe", "none", NULL };
+static const char *const frag_names[] = { "balance", "drop", NULL };
 
 #define C(FIELD) XLB_CLI_FIELD(struct xlbd_config, FIELD)
 /* An address with its prefix length: both bytes ranges are the setting. */
@@ -150,21 +266,55 @@ static const struct xlb_cli_opt settings[] = {
 	  .key = "interfaces" },
 	{ "gateway-mac", 'g', XLB_CLI_CUSTOM, XLB_CLI_F_CONFIG, C(set.gw_mac), "MAC",
 	  "outer destination MAC of encapsulated packets (the next-hop router)",
-	  .parse = parse_mac, .user = SET_STORED },
+	  .parse = parse_mac, .user = SET_STORED | SET_LIVE },
 	{ "src4", 0, XLB_CLI_CUSTOM, XLB_CLI_F_CONFIG, PREFIX(src4), "ADDR[/PLEN]",
 	  "outer IPv4 source prefix (host bits vary per flow)", .parse = parse_src4,
-	  .user = SET_STORED },
+	  .user = SET_STORED | SET_LIVE },
 	{ "src6", 0, XLB_CLI_CUSTOM, XLB_CLI_F_CONFIG, PREFIX(src6), "ADDR[/PLEN]",
-	  "outer IPv6 source prefix, for IPv6 reals", .parse = parse_src6, .user = SET_STORED },
+	  "outer IPv6 source prefix, for IPv6 reals", .parse = parse_src6, .user = SET_STORED | SET_LIVE },
+	{ "egress", 0, XLB_CLI_CUSTOM, XLB_CLI_F_REPEAT | XLB_CLI_F_CONFIG, IFACE_LIST(egress),
+	  "IFACE=EGRESS",
+	  "redirect mode: packets balanced on IFACE leave by EGRESS (XDP_REDIRECT through a devmap; "
+	  "xlbd attaches the balancer on EGRESS too, which passes what is not for a VIP); without "
+	  "it they leave by IFACE (XDP_TX).  On veth the peer of EGRESS needs an XDP program or "
+	  "GRO (ethtool -K PEER gro on)",
+	  .parse = parse_egress, .complete = XLB_CLI_COMPLETE_IFACE },
+	{ "mtu", 0, XLB_CLI_CUSTOM, XLB_CLI_F_REPEAT | XLB_CLI_F_CONFIG, IFACE_LIST(mtu),
+	  "IFACE=BYTES",
+	  "largest IP packet IFACE carries toward the reals (default: its MTU); a VIP packet that "
+	  "would exceed it once encapsulated is answered with ICMP fragmentation-needed / "
+	  "packet-too-big (IPv4 with DF, IPv6) or dropped (IPv4 without DF)",
+	  .parse = parse_mtu },
+	{ "egress-gateway-mac", 0, XLB_CLI_CUSTOM, XLB_CLI_F_REPEAT | XLB_CLI_F_CONFIG,
+	  IFACE_LIST(egress_gw), "IFACE=MAC",
+	  "outer destination MAC of packets leaving by IFACE (default: --gateway-mac); the outer "
+	  "source MAC is always the leaving interface's own",
+	  .parse = parse_iface_mac },
+	{ "fragments", 0, XLB_CLI_ENUM, XLB_CLI_F_CONFIG, C(set.frag_policy), NULL,
+	  "fragments to VIPs: balance (the first on its ports, the later ones follow it) or drop",
+	  .def = "balance", .choices = frag_names },
+	{ "hc-source-mac", 0, XLB_CLI_CUSTOM, XLB_CLI_F_CONFIG, C(set.hc_src_mac), "MAC",
+	  "outer source MAC of encapsulated health probes (default: the interface's)",
+	  .parse = parse_mac },
+	{ "hc-src4", 0, XLB_CLI_CUSTOM, XLB_CLI_F_CONFIG, C(set.hc_src4), "ADDR",
+	  "outer IPv4 source of encapsulated health probes (default: the interface's first "
+	  "address)", .parse = parse_addr4 },
+	{ "hc-src6", 0, XLB_CLI_CUSTOM, XLB_CLI_F_CONFIG, C(set.hc_src6), "ADDR",
+	  "outer IPv6 source of encapsulated health probes (default: the interface's first "
+	  "global address)", .parse = parse_addr4, .min = 1 },
+	{ "hc-mark-base", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(set.hc_mark_base), "MARK",
+	  "encapsulated health probes carry skb marks MARK + real id (MARK .. MARK + max reals - 1 "
+	  "is the healthcheck program's range; other marks pass it untouched)",
+	  .def = "1481375744", .min = 1, .max = 0xfffff000u },
 	{ "gue-port", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(set.gue_port), "PORT",
 	  "GUE destination port on the reals (0: 6080)", .def = "0", .max = 65535,
-	  .user = SET_STORED },
+	  .user = SET_STORED | SET_LIVE },
 	{ "lru-size", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(set.lru_size), "N",
 	  "connection-table entries per CPU", .def = "65536", .min = 1, .max = 100000000,
 	  .user = SET_STORED },
 	{ "max-new-flows-per-sec", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(set.max_new_flows_per_sec),
 	  "N", "flood guard: new connection-table entries per CPU and second (0: unlimited)",
-	  .def = "0", .user = SET_STORED },
+	  .def = "0", .user = SET_STORED | SET_LIVE },
 	{ "backend", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(backend), "NAME",
 	  "dataplane backend: kernel (XDP) or userspace (the DPDK path)", .def = "kernel",
 	  .choices = backend_names, .complete = XLB_CLI_COMPLETE_WORDS },
@@ -209,9 +359,29 @@ static const struct xlb_cli_opt settings[] = {
 	  "and local otherwise (auto)",
 	  .def = "auto", .choices = health_policy_names },
 	{ "metrics-address", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(metrics_addr), "ADDR",
-	  "listen address of the Prometheus endpoint", .def = "127.0.0.1" },
+	  "listen address of the Prometheus endpoint (IPv4 or IPv6)", .def = "127.0.0.1" },
 	{ "metrics-port", 'm', XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(metrics_port), "PORT",
 	  "Prometheus metrics port (0: off)", .def = "9100", .max = 65535 },
+	{ "metrics-optional", 0, XLB_CLI_FLAG, XLB_CLI_F_CONFIG, C(metrics_optional), NULL,
+	  "start even when the metrics address cannot be bound (else that is fatal)" },
+	{ "api-max-request", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(api_max_request), "BYTES",
+	  "largest API request (E2BIG beyond)", .def = "262144", .min = 1024,
+	  .max = XLB_API_MAX_REQUEST_HARD, .user = SET_LIVE },
+	{ "api-max-clients", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(api_max_clients), "N",
+	  "API connections at once (a full table closes the oldest idle connection of the "
+	  "user holding the most)", .def = "4096", .min = 2, .max = 1000000, .user = SET_LIVE },
+	{ "api-max-clients-per-uid", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(api_max_clients_per_uid),
+	  "N", "API connections per user (root is exempt)", .def = "64", .min = 1, .max = 1000000, .user = SET_LIVE },
+	{ "api-idle-timeout", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(api_idle_timeout_ms), "MS",
+	  "close an API connection that sends no complete request for this long", .def = "30000",
+	  .min = 100, .max = 86400000, .user = SET_LIVE },
+	{ "api-write-timeout", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(api_write_timeout_ms), "MS",
+	  "close an API connection that does not take its answer for this long", .def = "5000",
+	  .min = 100, .max = 86400000, .user = SET_LIVE },
+	{ "new-real-wait", 0, XLB_CLI_ENUM, XLB_CLI_F_CONFIG, C(new_real_wait), NULL,
+	  "a real added to a VIP with a health check enters the ring after its first successful "
+	  "probe (probe), or at once (none)",
+	  .def = "probe", .choices = wait_names, .user = SET_LIVE },
 	{ "verify", 0, XLB_CLI_ENUM, XLB_CLI_F_CONFIG, C(verify), NULL,
 	  "pre-validation with xlb's verifier: enforce refuses what it rejects, warn logs and "
 	  "attaches, off skips it",
@@ -224,6 +394,11 @@ static const struct xlb_cli_opt settings[] = {
 	{ "skb-mode", 0, XLB_CLI_FLAG, XLB_CLI_F_CONFIG, C(skb_mode), NULL, "generic XDP only" },
 	{ "cleanup", 0, XLB_CLI_FLAG, 0, C(cleanup), NULL,
 	  "detach the programs, remove the pins and exit" },
+	{ "adopt-dataplane", 0, XLB_CLI_FLAG, 0, C(adopt), NULL,
+	  "with an empty store over a dataplane that holds VIPs: import them into the store "
+	  "(rings kept; weights from the slots each real holds; health checks are lost)" },
+	{ "reset", 0, XLB_CLI_FLAG, 0, C(reset), NULL,
+	  "with an empty store over a dataplane that holds VIPs: remove them" },
 	{ "verbose", 'v', XLB_CLI_FLAG, 0, C(verbose), NULL, "debug logging" },
 	{ "version", 'V', XLB_CLI_FLAG, 0, C(version), NULL, "print the version and exit" },
 	{ "help", 'h', XLB_CLI_FLAG, 0, C(help), NULL, "show this help and exit" },
@@ -232,6 +407,7 @@ static const struct xlb_cli_opt settings[] = {
 	  "print the bash completion script and exit" },
 	{ 0 },
 };
+#undef IFACE_LIST
 #undef PREFIX
 #undef C
 
@@ -376,6 +552,11 @@ static int load_file(struct xlbd_config *cfg, json_t **ret_json)
 /* ---- loading -------------------------------------------------------------- */
 
 static json_t *config_json; /* kept while the settings point into it */
+static struct {
+	struct xlbd_config defaults;
+	int argc;
+	char **argv;
+} loaded;
 
 int xlbd_config_load(struct xlbd_config *cfg, int argc, char **argv)
 {
@@ -403,6 +584,11 @@ int xlbd_config_load(struct xlbd_config *cfg, int argc, char **argv)
 		return 1;
 	}
 	/* 2. The config file, then the command line again over it. */
+	if (!loaded.argv) {
+		loaded.defaults = *cfg;
+		loaded.argc = argc;
+		loaded.argv = argv;
+	}
 	cfg->config = scan.config;
 	if (!cfg->config && !access(CONFIG_DEFAULT, R_OK))
 		cfg->config = CONFIG_DEFAULT;
@@ -416,9 +602,62 @@ int xlbd_config_load(struct xlbd_config *cfg, int argc, char **argv)
 		return -EINVAL; /* cannot happen: the same line parsed above */
 	if (cfg->no_verify)
 		cfg->verify = XLB_VERIFY_OFF;
+	if (cfg->adopt && cfg->reset) {
+		xlbd_log(LOG_ERR, "--adopt-dataplane and --reset exclude each other");
+		return -EINVAL;
+	}
 	if (cfg->verbose)
 		xlbd_log_set_level(LOG_DEBUG);
 	return 0;
+}
+
+/* Equal values of a row in two configs (strings by content). */
+static bool row_equal(const struct xlb_cli_opt *o, const struct xlbd_config *a,
+		      const struct xlbd_config *b)
+{
+	const void *x = (const char *)a + o->offset, *y = (const char *)b + o->offset;
+
+	if (o->type == XLB_CLI_STRING) {
+		const char *p = *(const char *const *)x, *q = *(const char *const *)y;
+
+		return p == q || (p && q && !strcmp(p, q));
+	}
+	return !memcmp(x, y, o->size);
+}
+
+int xlbd_config_reload(struct xlbd_config *cur, bool *ret_dataplane)
+{
+	struct xlbd_config next = loaded.defaults;
+	json_t *old_json = config_json;
+	int changed = 0;
+
+	*ret_dataplane = false;
+	memset(next.given, 0, sizeof(next.given));
+	config_json = NULL;
+	if (xlbd_config_load(&next, loaded.argc, loaded.argv)) {
+		json_decref(config_json);
+		config_json = old_json;
+		xlbd_log(LOG_ERR, "reload: the settings did not load; keeping the running ones");
+		return -EINVAL;
+	}
+	for (size_t i = 0; settings[i].name; i++) {
+		const struct xlb_cli_opt *o = &settings[i];
+
+		if (!(o->flags & XLB_CLI_F_CONFIG) || row_equal(o, cur, &next))
+			continue;
+		if (!(o->user & SET_LIVE)) {
+			xlbd_log(LOG_WARNING, "reload: %s changed; it takes effect at the next start",
+				 o->name);
+			continue;
+		}
+		memcpy((char *)cur + o->offset, (char *)&next + o->offset, o->size);
+		xlbd_log(LOG_NOTICE, "reload: %s changed", o->name);
+		*ret_dataplane |= (o->user & SET_STORED) != 0;
+		changed++;
+	}
+	/* String settings of cur may point into the old JSON: it stays (one per reload). */
+	json_decref(next.initial);
+	return changed;
 }
 
 void xlbd_config_merge_stored(struct xlbd_config *cfg, const struct xlb_settings *stored)

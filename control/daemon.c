@@ -5,6 +5,8 @@
  * file may use it.
  */
 #include <signal.h>
+#include <stdlib.h>
+#include <systemd/sd-journal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
@@ -54,4 +56,28 @@ void xlbd_signals_block(sigset_t *ret_mask)
 	/* Before any thread starts: they inherit the mask, so only the signalfd sees these. */
 	pthread_sigmask(SIG_BLOCK, ret_mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+void xlbd_audit(const struct xlbd_peer *p, const char *what, const char *error, double ms)
+{
+	/*
+	 * Under systemd (stderr is a journal stream), the change goes to the
+	 * journal with fields to query it by (journalctl XLB_UID=1000); else
+	 * it is a log line like the others.
+	 */
+	if (getenv("JOURNAL_STREAM")) {
+		sd_journal_send("MESSAGE=uid %u pid %d: %s%s%s", (unsigned)p->uid, (int)p->pid, what,
+				error ? " failed: " : "", error ? error : "", "PRIORITY=%d",
+				error ? LOG_WARNING : LOG_NOTICE, "SYSLOG_IDENTIFIER=xlbd",
+				"XLB_AUDIT=1", "XLB_UID=%u", (unsigned)p->uid, "XLB_PID=%d", (int)p->pid,
+				"XLB_CHANGE=%s", what, "XLB_RESULT=%s", error ? error : "applied",
+				"XLB_DURATION_MS=%.1f", ms, NULL);
+		return;
+	}
+	if (error)
+		xlbd_log(LOG_WARNING, "uid %u pid %d: %s failed: %s; rolled back", (unsigned)p->uid,
+			 (int)p->pid, what, error);
+	else
+		xlbd_log(LOG_NOTICE, "uid %u pid %d: %s (%.1f ms)", (unsigned)p->uid, (int)p->pid, what,
+			 ms);
 }

@@ -25,7 +25,8 @@
  * Health policy.  Identical rings need identical inputs, and a probe's
  * verdict is local to the host that sent it.  With --health-policy site
  * (the default with etcd) a real leaves the ring when more than half of
- * the hosts that report find it down: every host computes that from the
+ * the hosts that report find it out - down, or new and not yet probed up
+ * (a new real of a checked VIP starts out everywhere): every host computes that from the
  * same reports, so the rings stay identical (for the time a report takes
  * to reach every host, ~ms).  One LB that cannot reach a real (its own
  * link, say) does not take the real from the site; the disagreement is
@@ -154,6 +155,7 @@ static void on_state(struct daemon *d, const struct xlb_etcd_kv *kv, bool delete
 		refuse(d, kv->mod_revision, err.msg);
 		return;
 	}
+	xlbd_mark_new_reals(d, &next);
 	if (xlbd_reconcile(d, &next, &err)) {
 		if (xlbd_reconcile(d, &d->state, &undo))
 			xlbd_log(LOG_ERR, "undoing a failed change failed too: %s", undo.msg);
@@ -220,6 +222,8 @@ static void site_health(struct daemon *d)
 		return;
 	for (size_t h = 0; h < f->host_cnt; h++)
 		live += !f->hosts[h].lost && f->hosts[h].report;
+	if (!live)
+		return; /* no report yet: the verdicts stay as they are */
 	for (size_t i = 0; i < d->state.vip_cnt; i++) {
 		const struct xlb_vip_cfg *v = &d->state.vips[i];
 		char vs[80], rs[64];
@@ -235,7 +239,7 @@ static void site_health(struct daemon *d)
 			xlb_addr_str(&r->addr, rs, sizeof(rs));
 			for (size_t h = 0; h < f->host_cnt; h++)
 				votes += !f->hosts[h].lost && reports_down(f->hosts[h].report, vs, rs);
-			down = live && votes * 2 > live;
+			down = votes * 2 > live;
 			if (d->health[r->id].site_down == down)
 				continue;
 			d->health[r->id].site_down = down;
@@ -375,12 +379,16 @@ static json_t *build_report(struct daemon *d)
 		if (v->hc.type == XLB_HC_NONE)
 			continue;
 		for (size_t j = 0; j < v->real_cnt; j++) {
+			const struct real_health *h = &d->health[v->reals[j].id];
+
 			checked++;
-			if (d->health[v->reals[j].id].state != HEALTH_DOWN)
+			if (!xlbd_health_out(h))
 				continue;
-			json_array_append_new(down, json_pack("{s:s, s:s}", "vip",
+			json_array_append_new(down, json_pack("{s:s, s:s, s:s}", "vip",
 							      xlbd_vip_str(v, vs, sizeof(vs)), "real",
-							      xlb_addr_str(&v->reals[j].addr, rs, sizeof(rs))));
+							      xlb_addr_str(&v->reals[j].addr, rs, sizeof(rs)),
+							      "why", h->state == HEALTH_DOWN ? "down" :
+											      "waiting"));
 		}
 	}
 	ann = xlbd_announce_status(d);

@@ -186,7 +186,7 @@ static void *health_main(void *arg)
 							 .hc = v->hc };
 				if (v->hc.via_encap) {
 					struct xlb_err err;
-					uint32_t mark = XLB_HC_MARK(r->id);
+					uint32_t mark = XLB_HC_MARK(&d->settings, r->id);
 
 					if (d->be.ops->hc_real_put &&
 					    !d->be.ops->hc_real_put(&d->be, mark, &r->addr, v->encap, &err)) {
@@ -229,8 +229,10 @@ static void *health_main(void *arg)
 				h->last_error[0] = 0;
 				if (h->state == HEALTH_UNKNOWN ||
 				    (h->state == HEALTH_DOWN && h->ok_streak >= due[i].hc.rise)) {
-					changed = h->state == HEALTH_DOWN;
+					/* a waiting new real enters the ring with its first pass */
+					changed = h->state == HEALTH_DOWN || h->gated;
 					h->state = HEALTH_UP;
+					h->gated = false;
 				}
 			}
 			if (changed) {
@@ -242,6 +244,11 @@ static void *health_main(void *arg)
 					 h->state == HEALTH_UP ? "healthy: back in the ring" :
 								 "unhealthy: out of the ring",
 					 r ? msg : "probe ok");
+				{
+					struct xlb_real_cfg rc = { .id = due[i].real_id, .addr = due[i].real };
+
+					xlbd_health_save(d, &rc);
+				}
 				if (xlbd_reconcile(d, &d->state, &err))
 					xlbd_log(LOG_ERR, "health change not pushed: %s", err.msg);
 			}

@@ -382,6 +382,21 @@ int xlb_state_from_json(const json_t *j, struct xlb_state *ret_state, struct xlb
 	return 0;
 }
 
+int xlb_config_check_apply(const json_t *cfg, bool allow_empty, struct xlb_err *err)
+{
+	const json_t *vips = json_is_object(cfg) ? json_object_get(cfg, "vips") : NULL;
+
+	if (!vips || json_is_null(vips))
+		return xlb_err_set(err, -EINVAL,
+				   "no \"vips\" list: an empty, blank or comment-only file, {} or "
+				   "\"vips:\" would remove every VIP and is refused (to remove them "
+				   "all: \"vips: []\" with --allow-empty)");
+	if (json_is_array(vips) && !json_array_size(vips) && !allow_empty)
+		return xlb_err_set(err, -EINVAL,
+				   "\"vips: []\" removes every VIP: refused without --allow-empty");
+	return 0;
+}
+
 json_t *xlb_state_to_json(const struct xlb_state *st, bool with_ids)
 {
 	json_t *vips = json_array();
@@ -577,8 +592,8 @@ int xlb_request_parse(const char *buf, size_t len, struct xlb_request *ret_req,
 	const char *s;
 
 	memset(ret_req, 0, sizeof(*ret_req));
-	if (len > XLB_API_MAX_REQUEST)
-		return xlb_err_set(err, -E2BIG, "request larger than %d bytes", XLB_API_MAX_REQUEST);
+	if (len > XLB_API_MAX_REQUEST_HARD)
+		return xlb_err_set(err, -E2BIG, "request larger than %d bytes", XLB_API_MAX_REQUEST_HARD);
 	if (memchr(buf, '\0', len))
 		return xlb_err_set(err, -EINVAL, "request contains a NUL byte");
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);

@@ -8,6 +8,7 @@
  *   kernel_maps.c   the maps: config, reals, VIPs and their rings
  *   kernel_hc.c     the healthcheck tc program (encapsulated probes)
  *   kernel_stats.c  counters, stats and status
+ *   kernel_iface.c  interfaces: egress (redirect), MTU, MACs (xlb_ifaces)
  *   backend_kernel.c  open/close and the ops table (calls the four)
  */
 #ifndef XLB_KERNEL_H
@@ -38,6 +39,12 @@ enum kmap {
 	KM_REAL_STATS,
 	KM_REASON_STATS,
 	KM_EVENT_STATS,
+	KM_IFACES,
+	KM_VIP_FILTER,
+	KM_SERVER_IDS,
+	KM_ALLOW,
+	KM_AFFINITY,
+	KM_FRAGS,
 	KM_CNT,
 };
 
@@ -50,7 +57,15 @@ struct kiface {
 	bool adopted;
 	bool native;
 	bool dispatcher;
+	bool egress_only; /* attached as a redirect target, not a balancing interface */
 	struct xdp_program *prog;
+};
+
+/* An object file in memory: what the verifier checked is what libbpf opens. */
+struct kernel_image {
+	void *buf;
+	size_t len;
+	int verify_result; /* 0 accepted, -EACCES rejected, -ENOTSUP no verifier, 1 not run */
 };
 
 struct kernel {
@@ -58,13 +73,17 @@ struct kernel {
 	char pin_root[256];
 	struct bpf_object *obj;
 	int fd[KM_CNT];
-	struct kiface ifaces[XLB_MAX_IFACES];
+	int tx_fd; /* xlb_tx_ports (not pinned; see kernel_iface.c) */
+	struct kiface ifaces[2 * XLB_MAX_IFACES];
 	size_t iface_cnt;
 	int ncpus;
 	bool verified;
 	int verify_result; /* 0, -EACCES, -ENOTSUP, or 1: not run */
 	char verify_msg[240];
 	json_t *verify_json;
+	struct kernel_image img;    /* balancer.bpf.o */
+	struct kernel_image hc_img; /* healthcheck.bpf.o */
+	json_t *hc_verify_json;
 	uint8_t ring_half[XLB_MAX_VIPS];
 	bool vip_present[XLB_MAX_VIPS];
 	uint64_t retired_ns[XLB_MAX_VIPS];
@@ -72,7 +91,9 @@ struct kernel {
 	/* The healthcheck tc program (encapsulated probes). */
 	struct bpf_object *hc_obj;
 	int hc_reals_fd;
+	int lock_fd; /* flock on the pin root (xlb_lock_dir) */
 	char hc_msg[200];
+	char hc_verify_msg[240];
 };
 
 #define klog(k, lvl, ...) ((k)->opts.log ? (k)->opts.log(lvl, __VA_ARGS__) : (void)0)
@@ -82,6 +103,13 @@ struct kernel {
 int kernel_attach(struct kernel *k, struct xlb_err *err);
 /* Release our references; unless keep, detach and unpin too. */
 void kernel_detach(struct kernel *k, bool keep);
+/*
+ * Read the object at path into img (once) and run xlb's verifier on those
+ * bytes under the verify policy; msg gets the verdict.  0: load it (from
+ * img); -EACCES: rejected under enforce; else the read failed.
+ */
+int kernel_gate(struct kernel *k, const char *path, struct kernel_image *img,
+		json_t **ret_json, char *msg, size_t msglen, struct xlb_err *err);
 /* Is prog_id running on ifindex, alone or under libxdp's dispatcher? */
 bool kernel_prog_attached(int ifindex, uint32_t prog_id, bool *ret_dispatcher, bool *ret_native);
 
@@ -97,6 +125,14 @@ int kernel_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip, const 
 int kernel_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t port,
 		   uint8_t proto, uint32_t id, struct xlb_err *err);
 int kernel_vip_list(struct xlb_backend *be, struct xlb_dp_vip *ret, size_t max);
+int kernel_ring_get(struct xlb_backend *be, uint32_t vip_id, unsigned int half, uint32_t *ret_ring);
+int kernel_real_get(struct xlb_backend *be, uint32_t id, struct xlb_ip *ret_addr);
+
+/* kernel_iface.c */
+/* An interface's MTU and MAC. */
+int kernel_iface_info(const char *name, int *ret_mtu, uint8_t ret_mac[6]);
+/* xlb_ifaces and the devmap from the settings. */
+int kernel_ifaces_put(struct kernel *k, const struct xlb_settings *set, struct xlb_err *err);
 
 /* kernel_hc.c */
 void kernel_hc_setup(struct kernel *k);

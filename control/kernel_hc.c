@@ -2,7 +2,7 @@
 /*
  * The kernel backend, encapsulated health probes: healthcheck.bpf.o on the
  * interfaces' tc egress turns probes carrying the skb mark
- * XLB_HC_MARK(real id) into packets encapsulated toward that real, so a
+ * XLB_HC_MARK(settings, real id) into packets encapsulated toward that real, so a
  * probe travels like client traffic (encap, the real's decap, the VIP on
  * its loopback).  Optional: without it, probes marked "encap" fall back to
  * direct probes, with a warning.
@@ -59,6 +59,7 @@ void kernel_hc_setup(struct kernel *k)
 	struct bpf_program *prog;
 	struct xlb_hc_config cfg = { 0 };
 	struct xlb_ip a;
+	struct xlb_err err = { 0 };
 	__u32 zero = 0;
 	int ret, cfd;
 
@@ -73,7 +74,19 @@ void kernel_hc_setup(struct kernel *k)
 		snprintf(k->hc_msg, sizeof(k->hc_msg), "%.150s missing", path);
 		return;
 	}
-	k->hc_obj = bpf_object__open_file(path, NULL);
+	/* The same gate as the balancer: verified, then loaded from the verified bytes. */
+	ret = kernel_gate(k, path, &k->hc_img, &k->hc_verify_json, k->hc_verify_msg,
+			  sizeof(k->hc_verify_msg), &err);
+	if (ret) {
+		snprintf(k->hc_msg, sizeof(k->hc_msg), "not loaded: %.180s", err.msg);
+		klog(k, LOG_WARNING, "encapsulated health probes unavailable: %s", k->hc_msg);
+		return;
+	}
+	{
+		LIBBPF_OPTS(bpf_object_open_opts, oopts, .object_name = "healthcheck");
+
+		k->hc_obj = bpf_object__open_mem(k->hc_img.buf, k->hc_img.len, &oopts);
+	}
 	if (libbpf_get_error(k->hc_obj) || (ret = bpf_object__load(k->hc_obj))) {
 		snprintf(k->hc_msg, sizeof(k->hc_msg), "cannot load %.150s", path);
 		if (!libbpf_get_error(k->hc_obj))
@@ -84,12 +97,30 @@ void kernel_hc_setup(struct kernel *k)
 	prog = bpf_object__find_program_by_name(k->hc_obj, "xlb_healthcheck");
 	k->hc_reals_fd = bpf_object__find_map_fd_by_name(k->hc_obj, "xlb_hc_reals");
 	cfd = bpf_object__find_map_fd_by_name(k->hc_obj, "xlb_hc_config");
+	/*
+	 * Outer headers as the settings say, else the first interface's own MAC
+	 * and addresses; the probe mark range is hc_mark_base + real ids, so
+	 * other marks (other daemons' traffic) pass the program untouched.
+	 */
 	memcpy(cfg.gw_mac, set->gw_mac, 6);
 	cfg.gue_port = set->gue_port;
-	if (k->iface_cnt && iface_addr(k->ifaces[0].name, AF_INET, &a))
+	if (set->hc_src4.family == AF_INET)
+		memcpy(&cfg.src4, set->hc_src4.bytes, 4);
+	else if (k->iface_cnt && iface_addr(k->ifaces[0].name, AF_INET, &a))
 		memcpy(&cfg.src4, a.bytes, 4);
-	if (k->iface_cnt && iface_addr(k->ifaces[0].name, AF_INET6, &a))
+	if (set->hc_src6.family == AF_INET6)
+		memcpy(cfg.src6.bytes, set->hc_src6.bytes, 16);
+	else if (k->iface_cnt && iface_addr(k->ifaces[0].name, AF_INET6, &a))
 		memcpy(cfg.src6.bytes, a.bytes, 16);
+	memcpy(cfg.src_mac, set->hc_src_mac, 6);
+	if (!(set->hc_src_mac[0] | set->hc_src_mac[1] | set->hc_src_mac[2] | set->hc_src_mac[3] |
+	      set->hc_src_mac[4] | set->hc_src_mac[5]) && k->iface_cnt) {
+		int mtu;
+
+		kernel_iface_info(k->ifaces[0].name, &mtu, cfg.src_mac);
+	}
+	cfg.mark_min = XLB_HC_MARK(set, 1);
+	cfg.mark_max = XLB_HC_MARK(set, set->max_reals - 1);
 	if (!prog || k->hc_reals_fd < 0 || cfd < 0 || bpf_map_update_elem(cfd, &zero, &cfg, BPF_ANY)) {
 		snprintf(k->hc_msg, sizeof(k->hc_msg), "%.150s lacks xlb_healthcheck or its maps", path);
 		goto fail;

@@ -69,8 +69,42 @@ int kernel_config_put(struct xlb_backend *be, const struct xlb_settings *set,
 	}
 	cfg.gue_port = set->gue_port;
 	cfg.max_new_flows_per_sec = set->max_new_flows_per_sec;
+	if (set->frag_policy)
+		cfg.flags |= XLB_CFG_F_FRAG_DROP;
 	if (bpf_map_update_elem(k->fd[KM_CONFIG], &zero, &cfg, BPF_ANY))
 		return kernel_map_err(err, "update xlb_config", errno);
+	return 0;
+}
+
+/*
+ * The VIP address filter from the VIP addresses the dataplane holds (plus
+ * `extra`, about to be one).  Bits of addresses that stay are set in the
+ * old value and the new one alike, so a reader never sees them clear while
+ * the value is rewritten in place.
+ */
+static int vip_filter_put(struct kernel *k, const struct xlb_ip *extra, struct xlb_err *err)
+{
+	static struct xlb_dp_vip vips[XLB_MAX_VIPS];
+	struct xlb_vip_filter f = { .enabled = 1 };
+	union xlb_addr a;
+	__u32 zero = 0, bit;
+	__u8 fam;
+	int n;
+
+	n = kernel_vip_list(&(struct xlb_backend){ .priv = k }, vips, XLB_MAX_VIPS);
+	if (n < 0)
+		return xlb_err_set(err, n, "cannot list the dataplane's VIPs");
+	for (int i = 0; i <= n && i <= XLB_MAX_VIPS; i++) {
+		const struct xlb_ip *ip = i < n && i < XLB_MAX_VIPS ? &vips[i].addr : extra;
+
+		if (!ip)
+			continue;
+		kernel_to_dp_addr(ip, &a, &fam);
+		bit = xlb_vip_filter_bit(&a);
+		f.bits[bit / 64] |= 1ull << (bit % 64);
+	}
+	if (bpf_map_update_elem(k->fd[KM_VIP_FILTER], &zero, &f, BPF_ANY))
+		return kernel_map_err(err, "update xlb_vip_filter", errno);
 	return 0;
 }
 
@@ -159,7 +193,7 @@ int kernel_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip,
 	kernel_to_dp_addr(&vip->addr, &akey.addr, &akey.family);
 	if (bpf_map_update_elem(k->fd[KM_VIP_ADDRS], &akey, &meta.vip_num, BPF_ANY))
 		return kernel_map_err(err, "update xlb_vip_addrs", errno);
-	return 0;
+	return vip_filter_put(k, &vip->addr, err);
 }
 
 int kernel_vip_list(struct xlb_backend *be, struct xlb_dp_vip *ret, size_t max)
@@ -180,10 +214,40 @@ int kernel_vip_list(struct xlb_backend *be, struct xlb_dp_vip *ret, size_t max)
 			ret[n].port = ntohs(key.port);
 			ret[n].proto = key.proto;
 			ret[n].id = meta.vip_num;
+			ret[n].flags = meta.flags;
+			ret[n].encap = (enum xlb_encap)meta.encap;
+			ret[n].ring_half = meta.ring_half & 1;
 		}
 		n++;
 	}
 	return (int)n;
+}
+
+int kernel_ring_get(struct xlb_backend *be, uint32_t vip_id, unsigned int half, uint32_t *ret_ring)
+{
+	struct kernel *k = be->priv;
+	uint32_t base = (vip_id * XLB_RING_HALVES + half) * be->ring_size;
+
+	for (uint32_t i = 0; i < be->ring_size; i++) {
+		uint32_t key = base + i;
+
+		if (bpf_map_lookup_elem(k->fd[KM_RINGS], &key, &ret_ring[i]))
+			return -errno;
+	}
+	return 0;
+}
+
+int kernel_real_get(struct xlb_backend *be, uint32_t id, struct xlb_ip *ret_addr)
+{
+	struct kernel *k = be->priv;
+	struct xlb_real r;
+
+	if (bpf_map_lookup_elem(k->fd[KM_REALS], &id, &r))
+		return -errno;
+	if (r.family != XLB_FAMILY_V4 && r.family != XLB_FAMILY_V6)
+		return -ENOENT;
+	kernel_from_dp_addr(&r.addr, r.family, ret_addr);
+	return 0;
 }
 
 int kernel_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t port,
@@ -213,5 +277,5 @@ int kernel_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t p
 		if (bpf_map_delete_elem(k->fd[KM_VIP_ADDRS], &akey) && errno != ENOENT)
 			return kernel_map_err(err, "delete from xlb_vip_addrs", errno);
 	}
-	return 0;
+	return addr_used ? 0 : vip_filter_put(k, NULL, err);
 }

@@ -41,6 +41,12 @@ const char *const kernel_map_names[KM_CNT] = {
 	[KM_REAL_STATS] = "xlb_real_stats",
 	[KM_REASON_STATS] = "xlb_reason_stats",
 	[KM_EVENT_STATS] = "xlb_event_stats",
+	[KM_IFACES] = "xlb_ifaces",
+	[KM_VIP_FILTER] = "xlb_vip_filter",
+	[KM_SERVER_IDS] = "xlb_server_ids",
+	[KM_ALLOW] = "xlb_allow",
+	[KM_AFFINITY] = "xlb_affinity",
+	[KM_FRAGS] = "xlb_frags",
 };
 
 /*
@@ -50,7 +56,9 @@ const char *const kernel_map_names[KM_CNT] = {
  */
 static bool map_pinned(const char *name)
 {
-	return strncmp(name, "xlb_", 4) == 0 && strcmp(name, "xlb_tx_ports") && strcmp(name, "xlb_flood");
+	/* (internal maps are "<object>.rodata" and the like: never pinned) */
+	return strncmp(name, "xlb_", 4) == 0 && !strchr(name, '.') && strcmp(name, "xlb_tx_ports") &&
+	       strcmp(name, "xlb_flood");
 }
 
 static int mkdir_p(const char *path)
@@ -178,38 +186,44 @@ static int open_pinned_maps(struct kernel *k, struct xlb_err *err)
 	return 0;
 }
 
-static int run_verifier(struct kernel *k, struct xlb_err *err)
+int kernel_gate(struct kernel *k, const char *path, struct kernel_image *img,
+		json_t **ret_json, char *msg, size_t msglen, struct xlb_err *err)
 {
 	struct xlb_err verr = { 0 };
 	int ret;
 
+	if (!img->buf) {
+		ret = xlb_object_read(path, &img->buf, &img->len, err);
+		if (ret) {
+			snprintf(msg, msglen, "%s", err->msg);
+			return ret;
+		}
+	}
+	img->verify_result = 1;
 	if (k->opts.verify == XLB_VERIFY_OFF) {
-		k->verify_result = 1;
-		snprintf(k->verify_msg, sizeof(k->verify_msg), "pre-validation turned off");
-		klog(k, LOG_WARNING, "xlb verifier pre-validation turned off by configuration");
+		snprintf(msg, msglen, "pre-validation turned off");
+		klog(k, LOG_WARNING, "%s: xlb verifier pre-validation turned off by configuration", path);
 		return 0;
 	}
-	ret = xlb_verify_object(k->opts.obj_path, &k->verify_json, &verr);
-	k->verify_result = ret;
-	if (ret)
-		snprintf(k->verify_msg, sizeof(k->verify_msg), "%s", verr.msg);
-	else
-		snprintf(k->verify_msg, sizeof(k->verify_msg), "every program of the object passed pre-validation");
+	ret = xlb_verify_object_mem(img->buf, img->len, path, ret_json, &verr);
+	img->verify_result = ret;
 	if (!ret) {
-		klog(k, LOG_INFO, "xlb verifier accepted %s", k->opts.obj_path);
+		snprintf(msg, msglen, "every program of the object passed pre-validation");
+		klog(k, LOG_INFO, "xlb verifier accepted %s", path);
 		return 0;
 	}
+	snprintf(msg, msglen, "%s", verr.msg);
 	if (ret == -ENOTSUP) {
-		klog(k, LOG_WARNING, "%s, attaching without pre-validation", verr.msg);
+		klog(k, LOG_WARNING, "%s, loading %s without pre-validation", verr.msg, path);
 		return 0;
 	}
 	if (k->opts.verify == XLB_VERIFY_WARN) {
-		klog(k, LOG_WARNING, "xlb verifier rejected %s: %s; attaching anyway (verify=warn)",
-		     k->opts.obj_path, verr.msg);
+		klog(k, LOG_WARNING, "xlb verifier rejected %s: %s; loading anyway (verify=warn)", path,
+		     verr.msg);
 		return 0;
 	}
 	return xlb_err_set(err, -EACCES, "xlb verifier rejected %s: %s (use --verify=warn to override)",
-			   k->opts.obj_path, verr.msg);
+			   path, verr.msg);
 }
 
 static int open_object(struct kernel *k, struct xlb_err *err)
@@ -219,7 +233,10 @@ static int open_object(struct kernel *k, struct xlb_err *err)
 	struct bpf_map *map;
 	int ret;
 
-	k->obj = bpf_object__open_file(k->opts.obj_path, NULL);
+	/* Exactly the bytes the verifier passed (kernel_gate), not the file again. */
+	LIBBPF_OPTS(bpf_object_open_opts, oopts, .object_name = "balancer");
+
+	k->obj = bpf_object__open_mem(k->img.buf, k->img.len, &oopts);
 	if (libbpf_get_error(k->obj)) {
 		ret = (int)libbpf_get_error(k->obj);
 		k->obj = NULL;
@@ -248,8 +265,10 @@ static int open_object(struct kernel *k, struct xlb_err *err)
 
 static int load_object(struct kernel *k, struct xlb_err *err)
 {
-	int ret = run_verifier(k, err);
+	int ret = kernel_gate(k, k->opts.obj_path, &k->img, &k->verify_json, k->verify_msg,
+			      sizeof(k->verify_msg), err);
 
+	k->verify_result = k->img.verify_result;
 	return ret ?: open_object(k, err);
 }
 
@@ -331,6 +350,14 @@ static int attach_iface(struct kernel *k, struct kiface *ifc, struct xlb_err *er
 	return 0;
 }
 
+static bool balancing_iface(const struct xlb_settings *set, const char *name)
+{
+	for (size_t i = 0; i < set->iface_cnt; i++)
+		if (!strcmp(set->ifaces[i], name))
+			return true;
+	return false;
+}
+
 /*
  * Adopt or attach.  If every configured interface still runs the program
  * pinned for it, adopt: open the pinned maps, touch nothing packets see.
@@ -346,15 +373,32 @@ int kernel_attach(struct kernel *k, struct xlb_err *err)
 	ret = ensure_bpffs(k, err);
 	if (ret)
 		return ret;
+	/* One daemon per pin root: taken before anything under it is read or changed. */
+	ret = xlb_lock_dir(k->pin_root, "pin root", &k->lock_fd, err);
+	if (ret)
+		return ret;
 	/* libxdp keeps its own state on a bpffs too. */
 	setenv("LIBXDP_BPFFS", k->pin_root, 0);
 
-	for (size_t i = 0; i < set->iface_cnt; i++) {
-		struct kiface *ifc = &k->ifaces[k->iface_cnt++];
+	for (size_t i = 0; i < set->iface_cnt + set->egress_cnt; i++) {
+		const char *name = i < set->iface_cnt ? set->ifaces[i] : set->egress[i - set->iface_cnt].egress;
+		struct kiface *ifc;
 		char path[PATH_MAX];
 		int pfd;
+		bool dup = false;
 
-		snprintf(ifc->name, sizeof(ifc->name), "%s", set->ifaces[i]);
+		/* Redirect targets get the balancer too (it passes what is not a VIP's). */
+		for (size_t j = 0; j < k->iface_cnt; j++)
+			dup = dup || !strcmp(k->ifaces[j].name, name);
+		if (dup)
+			continue;
+		if (i >= set->iface_cnt && !balancing_iface(set, set->egress[i - set->iface_cnt].name))
+			return xlb_err_set(err, -EINVAL, "--egress %s=%s: %s is not an --interface",
+					   set->egress[i - set->iface_cnt].name, name,
+					   set->egress[i - set->iface_cnt].name);
+		ifc = &k->ifaces[k->iface_cnt++];
+		ifc->egress_only = i >= set->iface_cnt;
+		snprintf(ifc->name, sizeof(ifc->name), "%s", name);
 		ifc->ifindex = (int)if_nametoindex(ifc->name);
 		if (!ifc->ifindex)
 			return xlb_err_set(err, -ENODEV, "no interface %s", ifc->name);

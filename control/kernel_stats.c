@@ -74,6 +74,12 @@ int kernel_stats(struct xlb_backend *be, struct xlb_dp_stats *ret)
 	return 0;
 }
 
+static const char *verdict_name(int result)
+{
+	return result == 0 ? "accepted" : result == -ENOTSUP ? "unavailable" :
+	       result == 1 ? "not run" : "rejected";
+}
+
 json_t *kernel_status(struct xlb_backend *be)
 {
 	struct kernel *k = be->priv;
@@ -94,15 +100,17 @@ json_t *kernel_status(struct xlb_backend *be)
 	}
 	j = json_pack("{s:s, s:s, s:s, s:o, s:{s:s, s:s}}", "backend", "kernel", "object",
 		      k->opts.obj_path, "pin_root", k->pin_root, "interfaces", ifaces, "verifier",
-		      "result",
-		      k->verify_result == 0	       ? "accepted" :
-		      k->verify_result == -ENOTSUP ? "unavailable" :
-		      k->verify_result == 1	       ? "not run" :
-						       "rejected",
+		      "result", verdict_name(k->verify_result),
 		      "message", k->verify_msg);
 	if (k->verify_json)
 		json_object_set(json_object_get(j, "verifier"), "programs", k->verify_json);
 	json_object_set_new(j, "healthcheck_program",
-			    json_pack("{s:b, s:s}", "attached", k->hc_obj != NULL, "message", k->hc_msg));
+			    json_pack("{s:b, s:s, s:{s:s, s:s}}", "attached", k->hc_obj != NULL,
+				      "message", k->hc_msg, "verifier", "result",
+				      verdict_name(k->hc_img.verify_result), "message",
+				      k->hc_verify_msg));
+	if (k->hc_verify_json)
+		json_object_set(json_object_get(json_object_get(j, "healthcheck_program"), "verifier"),
+				"programs", k->hc_verify_json);
 	return j;
 }

@@ -117,15 +117,19 @@ static const struct xlb_cli_opt stats_opts[] = {
 static const struct xlb_cli_opt apply_opts[] = {
 	{ "file", 'f', XLB_CLI_STRING, 0, F(file), "FILE", "YAML or JSON file, - for stdin",
 	  .complete = XLB_CLI_COMPLETE_FILE },
-	{ "dry-run", 'n', XLB_CLI_FLAG, 0, F(dry_run), NULL, "show the changes, apply nothing" },
+	{ "dry-run", 'n', XLB_CLI_FLAG, 0, F(dry_run), NULL,
+	  "show the changes and how many VIPs and reals they add and remove; apply nothing" },
+	{ "allow-empty", 0, XLB_CLI_FLAG, 0, F(allow_empty), NULL,
+	  "let \"vips: []\" remove every VIP (an empty file or one without vips: is always "
+	  "refused)" },
 	{ 0 },
 };
 
 static const struct xlb_cli_opt drain_opts[] = {
 	{ "wait", 'w', XLB_CLI_FLAG, 0, F(wait), NULL,
 	  "return once no packet reached this host's VIPs for 2 s (the flows moved or ended)" },
-	{ "timeout", 't', XLB_CLI_UINT, 0, F(timeout), "SECONDS", "give up waiting after this long",
-	  .def = "60", .min = 1, .max = 86400 },
+	{ "wait-timeout", 0, XLB_CLI_UINT, 0, F(wait_timeout), "SECONDS",
+	  "give up waiting after this long", .def = "60", .min = 1, .max = 86400 },
 	{ 0 },
 };
 
@@ -134,6 +138,8 @@ static const struct xlb_cli_opt global_opts[] = {
 	{ "pretty", 'p', XLB_CLI_FLAG, 0, F(pretty), NULL, "indent JSON" },
 	{ "socket", 's', XLB_CLI_STRING, 0, F(sock), "PATH", "xlbd's socket ($XLB_SOCKET)",
 	  .def = XLB_SOCK_PATH_DEFAULT, .complete = XLB_CLI_COMPLETE_FILE },
+	{ "timeout", 't', XLB_CLI_CUSTOM, 0, F(timeout), "SECONDS",
+	  "give up on xlbd after this long (exit 3)", .def = "5", .parse = parse_seconds },
 	{ "version", 'V', XLB_CLI_FLAG, 0, F(version), NULL, "print the version" },
 	{ "help", 'h', XLB_CLI_FLAG, 0, F(help), NULL, "show this help" },
 	{ "man", 0, XLB_CLI_FLAG, 0, F(man), NULL, "print the man page (troff)" },
@@ -233,10 +239,56 @@ static const struct xlb_cli_prog program = {
 	.sections = sections,
 };
 
+/* The tables as JSON, for `lbctl -j help`. */
+static json_t *opts_json(const struct xlb_cli_opt *opts)
+{
+	json_t *out = json_array();
+
+	for (const struct xlb_cli_opt *o = opts; o && o->name; o++) {
+		json_t *j = json_pack("{s:s, s:s, s:b, s:b}", "name", o->name, "doc", o->doc ?: "",
+				      "value", o->type != XLB_CLI_FLAG, "keyword",
+				      !!(o->flags & XLB_CLI_F_KEYWORD));
+		json_t *choices = json_array();
+
+		if (o->short_name)
+			json_object_set_new(j, "short", json_sprintf("%c", o->short_name));
+		if (o->def)
+			json_object_set_new(j, "default", json_string(o->def));
+		for (const char *const *ch = o->choices; ch && *ch; ch++)
+			json_array_append_new(choices, json_string(*ch));
+		json_object_set_new(j, "choices", choices);
+		json_array_append_new(out, j);
+	}
+	return out;
+}
+
+static int lbctl_help_json(struct lbctl *c, const char *only)
+{
+	json_t *cmds = json_array(), *out;
+
+	for (const struct xlb_cli_cmd *k = commands; k->name; k++) {
+		if (only && strncmp(k->name, only, strlen(only)))
+			continue;
+		json_array_append_new(cmds, json_pack("{s:s, s:s, s:s, s:i, s:i, s:o}", "name", k->name,
+						      "args", k->args, "doc", k->doc, "min_args",
+						      k->min_args, "max_args", k->max_args, "options",
+						      opts_json(k->opts)));
+	}
+	out = json_pack("{s:o, s:o, s:{s:i, s:i, s:i, s:i}}", "commands", cmds, "options",
+			opts_json(global_opts), "exit_codes", "refused", LBCTL_EXIT_REFUSED, "usage",
+			LBCTL_EXIT_USAGE, "unreachable", LBCTL_EXIT_UNREACHABLE, "rejected",
+			LBCTL_EXIT_REJECTED);
+	lbctl_print_json(c, out);
+	json_decref(out);
+	return 0;
+}
+
 static int lbctl_help(void *ctx)
 {
 	struct lbctl *c = ctx;
 
+	if (c->json)
+		return lbctl_help_json(c, c->nargs ? c->args[0] : NULL);
 	xlb_cli_help(stdout, &program, c->nargs ? c->args[0] : NULL);
 	if (!c->nargs)
 		printf("\nExit codes: 0 ok, 1 refused by xlbd, 2 usage, 3 xlbd unreachable, "
@@ -248,15 +300,23 @@ static int lbctl_help(void *ctx)
 int main(int argc, char **argv)
 {
 	struct lbctl c = { .sock = getenv("XLB_SOCKET") ?: XLB_SOCK_PATH_DEFAULT, .interval = 1,
-			   .timeout = 60 };
+			   .timeout = 5, .wait_timeout = 60 };
 	struct xlb_cli_optset sets[2] = { { global_opts, &c, NULL } };
 	char *args[argc + 1], err[256];
 	int used = 0, words = 0, nargs = 0, first;
+
+	/* Errors are JSON as soon as -j is anywhere, even if the line fails to parse. */
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json") ||
+		    (argv[i][0] == '-' && argv[i][1] != '-' && strchr(argv[i], 'j') &&
+		     strspn(argv[i] + 1, "jpwnhV") == strlen(argv[i] + 1)))
+			lbctl_errors_as_json(true, false);
 
 	if (xlb_cli_parse(sets, 1, argc - 1, argv + 1, XLB_CLI_STOP_AT_ARG, args, NULL, &used,
 			  err, sizeof(err)))
 		return lbctl_usage_error("%s", err);
 	first = used + 1;
+	lbctl_errors_as_json(c.json, c.pretty);
 	if (c.version || c.man || c.completion || c.help) {
 		if (c.version)
 			printf("lbctl %s\n", XLB_VERSION);
@@ -267,6 +327,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (first >= argc) {
+		if (c.json)
+			return lbctl_usage_error("a command is needed (lbctl -j help lists them)");
 		xlb_cli_help(stderr, &program, NULL);
 		return LBCTL_EXIT_USAGE;
 	}
@@ -274,6 +336,8 @@ int main(int argc, char **argv)
 	if (!c.cmd) {
 		/* "lbctl vip help": the object's commands */
 		if (words == 1 && first + 1 < argc && !strcmp(argv[first + 1], "help")) {
+			if (c.json)
+				return lbctl_help_json(&c, argv[first]);
 			xlb_cli_help(stdout, &program, argv[first]);
 			return 0;
 		}
@@ -288,7 +352,10 @@ int main(int argc, char **argv)
 	if (xlb_cli_parse(sets, 2, argc - first - words, argv + first + words, 0, args, &nargs,
 			  NULL, err, sizeof(err)))
 		return lbctl_usage_error("%s: %s", c.cmd->name, err);
+	lbctl_errors_as_json(c.json, c.pretty);
 	if (c.help) {
+		if (c.json)
+			return lbctl_help_json(&c, c.cmd->name);
 		xlb_cli_cmd_help(stdout, &program, c.cmd);
 		return 0;
 	}

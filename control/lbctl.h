@@ -38,6 +38,7 @@ enum {
 struct lbctl {
 	/* global options */
 	const char *sock;
+	double timeout; /* seconds, for each request */
 	bool json, pretty, help, version, man, completion;
 	/* the options of the commands (each command uses some) */
 	int encap;	/* enum xlb_encap */
@@ -50,10 +51,11 @@ struct lbctl {
 	int state; /* enum xlb_real_state */
 	const char *file;
 	bool dry_run;
+	bool allow_empty;
 	bool watch;
 	double interval;
-	bool wait;	  /* host drain */
-	uint32_t timeout; /* seconds */
+	bool wait;		/* host drain */
+	uint32_t wait_timeout; /* seconds */
 	/* the command, how often each of its rows was given, its arguments */
 	const struct xlb_cli_cmd *cmd;
 	unsigned char given[32];
@@ -62,6 +64,10 @@ struct lbctl {
 };
 
 /* lbctl_rpc.c */
+/* Errors as JSON on stdout (-j) or one line on stderr. */
+void lbctl_errors_as_json(bool json, bool pretty);
+/* Report a failure; returns rc (the exit code). */
+int lbctl_fail(int rc, int errnum, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int lbctl_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Was the command's option `name` given? */
 bool lbctl_given(const struct lbctl *c, const char *name);
@@ -69,12 +75,13 @@ bool lbctl_given(const struct lbctl *c, const char *name);
 int lbctl_call(struct lbctl *c, const char *op, json_t *args, json_t **ret_result);
 /* Call; with -j print the result, else hand it to the human printer (may be NULL). */
 int lbctl_run(struct lbctl *c, const char *op, json_t *args, void (*human)(json_t *));
+/* A change: on success one line, `done` (or with -j the daemon's result). */
+int lbctl_change(struct lbctl *c, const char *op, json_t *args, const char *done);
 void lbctl_print_json(const struct lbctl *c, json_t *j);
 
 /* lbctl_print.c */
 void lbctl_show_vip_list(json_t *res);
 void lbctl_show_vip(json_t *v);
-void lbctl_show_vip_added(json_t *v);
 void lbctl_show_real_list(json_t *res);
 void lbctl_show_status(json_t *s);
 void lbctl_show_health(json_t *res);

@@ -143,10 +143,11 @@ static int call_with_vip(struct lbctl *c, const char *op, void (*human)(json_t *
 }
 
 /* vip.add and vip.set: the VIP with the options given; set needs one at least. */
-static int call_with_vip_options(struct lbctl *c, const char *op, void (*human)(json_t *),
+static int call_with_vip_options(struct lbctl *c, const char *op, const char *done,
 				 bool need_option)
 {
 	json_t *vip = NULL;
+	char line[200];
 	int r = need_vip(c, &vip);
 
 	if (r)
@@ -156,22 +157,29 @@ static int call_with_vip_options(struct lbctl *c, const char *op, void (*human)(
 		json_decref(vip);
 		return lbctl_usage_error("%s needs something to set", c->cmd->name);
 	}
-	return lbctl_run(c, op, vip, human);
+	snprintf(line, sizeof(line), "vip %s %s", c->args[0], done);
+	return lbctl_change(c, op, vip, line);
 }
 
 int lbctl_vip_add(void *ctx)
 {
-	return call_with_vip_options(ctx, "vip.add", lbctl_show_vip_added, false);
+	return call_with_vip_options(ctx, "vip.add", "added", false);
 }
 
 int lbctl_vip_set(void *ctx)
 {
-	return call_with_vip_options(ctx, "vip.set", NULL, true);
+	return call_with_vip_options(ctx, "vip.set", "changed", true);
 }
 
 int lbctl_vip_del(void *ctx)
 {
-	return call_with_vip(ctx, "vip.del", NULL);
+	struct lbctl *c = ctx;
+	json_t *vip = NULL;
+	char line[200];
+	int r = need_vip(c, &vip);
+
+	snprintf(line, sizeof(line), "vip %s deleted", c->args[0]);
+	return r ?: lbctl_change(c, "vip.del", vip, line);
 }
 
 int lbctl_vip_list(void *ctx)
@@ -190,16 +198,25 @@ int lbctl_vip_show(void *ctx)
 static int call_with_real(struct lbctl *c, const char *op, int64_t weight, int state)
 {
 	json_t *args = NULL;
-	int r = vip_real_args(c, &args);
+	char line[256];
+	int r = vip_real_args(c, &args), n;
 
 	if (r)
 		return r;
-	if (weight >= 0)
+	n = snprintf(line, sizeof(line), "real %s %s %s", c->args[1],
+		     !strcmp(op, "real.add") ? "added to" : !strcmp(op, "real.del") ? "removed from" : "of",
+		     c->args[0]);
+	if (weight >= 0) {
 		json_object_set_new(args, "weight", json_integer(weight));
-	if (state >= 0)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, ": weight %lld", (long long)weight);
+	}
+	if (state >= 0) {
 		json_object_set_new(args, "state",
 				    json_string(xlb_real_state_name((enum xlb_real_state)state)));
-	return lbctl_run(c, op, args, NULL);
+		snprintf(line + n, sizeof(line) - (size_t)n, "%s state %s", weight >= 0 ? "," : ":",
+			 xlb_real_state_name((enum xlb_real_state)state));
+	}
+	return lbctl_change(c, op, args, line);
 }
 
 int lbctl_real_add(void *ctx)
@@ -358,24 +375,22 @@ int lbctl_apply(void *ctx)
 	if (!c->file)
 		return lbctl_usage_error("apply needs -f FILE (YAML or JSON, - for stdin)");
 	text = read_file(c->file, &len);
-	if (!text) {
-		fprintf(stderr, "lbctl: cannot read %s: %s\n", c->file, strerror(errno));
-		return LBCTL_EXIT_USAGE;
-	}
+	if (!text)
+		return lbctl_fail(LBCTL_EXIT_USAGE, errno, "cannot read %s: %s", c->file,
+				  strerror(errno));
 	cfg = xlb_config_parse(text, len, &err);
 	free(text);
-	if (!cfg) {
-		fprintf(stderr, "lbctl: %s: %s\n", c->file, err.msg);
-		return LBCTL_EXIT_USAGE;
-	}
+	if (!cfg)
+		return lbctl_fail(LBCTL_EXIT_USAGE, -err.code, "%s: %s", c->file, err.msg);
 	/* Check locally first for a message that names the file. */
-	if (xlb_state_from_json(cfg, &st, &err)) {
-		fprintf(stderr, "lbctl: %s: %s\n", c->file, err.msg);
+	if (xlb_config_check_apply(cfg, c->allow_empty, &err) || xlb_state_from_json(cfg, &st, &err)) {
 		json_decref(cfg);
-		return LBCTL_EXIT_USAGE;
+		return lbctl_fail(LBCTL_EXIT_USAGE, -err.code, "%s: %s", c->file, err.msg);
 	}
 	xlb_state_free(&st);
-	return lbctl_run(c, "apply", json_pack("{s:o, s:b}", "config", cfg, "dry_run", c->dry_run),
+	return lbctl_run(c, "apply",
+			 json_pack("{s:o, s:b, s:b}", "config", cfg, "dry_run", c->dry_run,
+				   "allow_empty", c->allow_empty),
 			 lbctl_show_apply);
 }
 

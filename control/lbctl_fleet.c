@@ -162,9 +162,9 @@ int lbctl_host_drain(void *ctx)
 		struct timespec ts = { .tv_nsec = 200 * 1000 * 1000 };
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec - t0.tv_sec >= (time_t)c->timeout) {
+		if (now.tv_sec - t0.tv_sec >= (time_t)c->wait_timeout) {
 			fprintf(stderr, "lbctl: routes withdrawn, but packets still arrive after %u s\n",
-				c->timeout);
+				c->wait_timeout);
 			json_decref(res);
 			return LBCTL_EXIT_REFUSED;
 		}

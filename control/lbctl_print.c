@@ -48,11 +48,13 @@ static void print_reals(json_t *reals, const char *indent)
 	json_t *r;
 	size_t i;
 
-	printf("%s%-40s %8s %-9s %-9s %s\n", indent, "REAL", "WEIGHT", "STATE", "HEALTH", "IN-RING");
+	/* SLOTS and SHARE: what the dataplane's ring holds now (0: out of the ring). */
+	printf("%s%-40s %8s %-9s %-9s %7s %7s\n", indent, "REAL", "WEIGHT", "STATE", "HEALTH", "SLOTS",
+	       "SHARE");
 	json_array_foreach(reals, i, r)
-		printf("%s%-40s %8lld %-9s %-9s %s\n", indent, jstr(r, "address"), jint(r, "weight"),
-		       jstr(r, "state"), jstr(r, "health"),
-		       json_is_true(json_object_get(r, "in_ring")) ? "yes" : "no");
+		printf("%s%-40s %8lld %-9s %-9s %7lld %6.2f%%\n", indent, jstr(r, "address"),
+		       jint(r, "weight"), jstr(r, "state"), jstr(r, "health"), jint(r, "slots"),
+		       100 * json_real_value(json_object_get(r, "share")));
 }
 
 void lbctl_show_vip_list(json_t *res)
@@ -91,14 +93,6 @@ void lbctl_show_vip(json_t *v)
 void lbctl_show_real_list(json_t *res)
 {
 	print_reals(json_object_get(res, "reals"), "");
-}
-
-void lbctl_show_vip_added(json_t *v)
-{
-	char name[96];
-
-	vip_name(v, name, sizeof(name));
-	printf("vip %s added (id %lld)\n", name, jint(v, "id"));
 }
 
 void lbctl_show_status(json_t *s)
@@ -140,12 +134,12 @@ void lbctl_show_health(json_t *res)
 	json_t *r;
 	size_t i;
 
-	printf("%-30s %-40s %-6s %-9s %-7s %8s %8s %s\n", "VIP", "REAL", "CHECK", "HEALTH", "IN-RING",
+	printf("%-30s %-40s %-6s %-9s %7s %8s %8s %s\n", "VIP", "REAL", "CHECK", "HEALTH", "SLOTS",
 	       "PROBES", "FAILED", "LAST-ERROR");
 	json_array_foreach(json_object_get(res, "reals"), i, r)
-		printf("%-30s %-40s %-6s %-9s %-7s %8lld %8lld %s\n", jstr(r, "vip"), jstr(r, "real"),
+		printf("%-30s %-40s %-6s %-9s %7lld %8lld %8lld %s\n", jstr(r, "vip"), jstr(r, "real"),
 		       jstr(r, "check"), jstr(r, "health"),
-		       json_is_true(json_object_get(r, "in_ring")) ? "yes" : "no", jint(r, "probes"),
+		       jint(r, "slots"), jint(r, "probes"),
 		       jint(r, "failures"), jstr(r, "last_error"));
 }
 
@@ -154,10 +148,16 @@ void lbctl_show_apply(json_t *res)
 	json_t *l;
 	size_t i;
 
+	json_t *n = json_object_get(res, "counts"), *rm = json_object_get(n, "removed"),
+	       *add = json_object_get(n, "added");
+
 	json_array_foreach(json_object_get(res, "changes"), i, l)
 		printf("%s\n", json_string_value(l));
-	printf("%zu change(s) %s\n", json_array_size(json_object_get(res, "changes")),
-	       json_is_true(json_object_get(res, "applied")) ? "applied" : "not applied");
+	printf("%zu change(s) %s: %lld VIP(s) and %lld real(s) added, %lld VIP(s) and %lld real(s) "
+	       "removed\n",
+	       json_array_size(json_object_get(res, "changes")),
+	       json_is_true(json_object_get(res, "applied")) ? "applied" : "not applied",
+	       jint(add, "vips"), jint(add, "reals"), jint(rm, "vips"), jint(rm, "reals"));
 }
 
 void lbctl_show_export(json_t *res)
@@ -204,7 +204,8 @@ void lbctl_show_stats(json_t *s, json_t *prev)
 				rp = json_object_get(
 					json_array_get(json_object_get(json_array_get(json_object_get(prev, "vips"), i), "reals"), j),
 					"counters");
-			snprintf(name, sizeof(name), "  %s (%s)", jstr(r, "address"), jstr(r, "state"));
+			snprintf(name, sizeof(name), "  %s (%s, %s)", jstr(r, "address"), jstr(r, "state"),
+				 jstr(r, "health"));
 			printf("%-44s %12lld %14lld %10.0f %12.0f %10lld\n", name,
 			       jint(rk, "packets"), jint(rk, "bytes"),
 			       counter_rate(rk, rp, "packets", dt),

@@ -107,11 +107,15 @@ static void render(struct daemon *d, struct buf *b)
 		   "# TYPE xlb_real_up gauge\n"
 		   "# HELP xlb_real_in_ring Whether a real holds slots of its VIP's Maglev ring.\n"
 		   "# TYPE xlb_real_in_ring gauge\n"
+		   "# HELP xlb_real_ring_slots Slots a real holds in its VIP's Maglev ring.\n"
+		   "# TYPE xlb_real_ring_slots gauge\n"
 		   "# HELP xlb_real_weight Configured weight of a real.\n"
 		   "# TYPE xlb_real_weight gauge\n");
 	for (size_t i = 0; i < d->state.vip_cnt; i++) {
 		const struct xlb_vip_cfg *v = &d->state.vips[i];
+		uint32_t slots[v->real_cnt ? v->real_cnt : 1];
 
+		xlbd_ring_slots(d, v, slots);
 		xlb_addr_str(&v->addr, vs, sizeof(vs));
 		for (size_t j = 0; j < v->real_cnt; j++) {
 			const struct xlb_real_cfg *r = &v->reals[j];
@@ -126,8 +130,12 @@ static void render(struct daemon *d, struct buf *b)
 			bprintf(b, "xlb_real_bytes_total{%s} %llu\n", lbl, (unsigned long long)k.bytes);
 			bprintf(b, "xlb_real_new_flows_total{%s} %llu\n", lbl,
 				(unsigned long long)k.new_flows);
-			bprintf(b, "xlb_real_up{%s} %d\n", lbl, d->health[r->id].state != HEALTH_DOWN);
-			bprintf(b, "xlb_real_in_ring{%s} %d\n", lbl, xlbd_real_in_ring(d, v, r));
+			bprintf(b, "xlb_real_up{%s} %d\n", lbl,
+				!strcmp(xlbd_health_str(d, v, r), "up") ||
+					!strcmp(xlbd_health_str(d, v, r), "unchecked") ||
+					!strcmp(xlbd_health_str(d, v, r), "unknown"));
+			bprintf(b, "xlb_real_in_ring{%s} %d\n", lbl, slots[j] > 0);
+			bprintf(b, "xlb_real_ring_slots{%s} %u\n", lbl, slots[j]);
 			bprintf(b, "xlb_real_weight{%s} %u\n", lbl, r->weight);
 		}
 	}
@@ -192,12 +200,18 @@ static mhd_result handle(void *cls, struct MHD_Connection *conn, const char *url
 int xlbd_metrics_start(struct daemon *d)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(d->metrics_port) };
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6, .sin6_port = htons(d->metrics_port) };
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD;
+	const struct sockaddr *sa = (const struct sockaddr *)&sin;
 
-	if (inet_pton(AF_INET, d->metrics_addr, &sin.sin_addr) != 1)
+	if (inet_pton(AF_INET6, d->metrics_addr, &sin6.sin6_addr) == 1) {
+		flags |= MHD_USE_IPv6;
+		sa = (const struct sockaddr *)&sin6;
+	} else if (inet_pton(AF_INET, d->metrics_addr, &sin.sin_addr) != 1) {
 		return -EINVAL;
-	d->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, d->metrics_port, NULL, NULL,
-				  handle, d, MHD_OPTION_SOCK_ADDR, &sin,
-				  MHD_OPTION_CONNECTION_LIMIT, 16U, MHD_OPTION_CONNECTION_TIMEOUT,
+	}
+	d->mhd = MHD_start_daemon(flags, d->metrics_port, NULL, NULL, handle, d, MHD_OPTION_SOCK_ADDR,
+				  sa, MHD_OPTION_CONNECTION_LIMIT, 16U, MHD_OPTION_CONNECTION_TIMEOUT,
 				  5U, MHD_OPTION_END);
 	return d->mhd ? 0 : -EADDRINUSE;
 }

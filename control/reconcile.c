@@ -24,15 +24,23 @@
 
 #include "xlbd.h"
 
+bool xlbd_health_out(const struct real_health *h)
+{
+	return h->state == HEALTH_DOWN || (h->gated && h->state != HEALTH_UP);
+}
+
 bool xlbd_real_in_ring(const struct daemon *d, const struct xlb_vip_cfg *vip,
 		       const struct xlb_real_cfg *r)
 {
 	if (r->state != XLB_REAL_ACTIVE || !r->weight)
 		return false;
-	/* With the site's health policy the site's verdict counts, so every host's ring agrees. */
-	if (vip->hc.type != XLB_HC_NONE && r->id < d->settings.max_reals &&
-	    (d->site_health ? d->health[r->id].site_down : d->health[r->id].state == HEALTH_DOWN))
-		return false;
+	if (vip->hc.type != XLB_HC_NONE && r->id < d->settings.max_reals) {
+		const struct real_health *h = &d->health[r->id];
+
+		/* With the site's health policy the site's verdict counts, so every host's ring agrees. */
+		if (d->site_health ? h->site_down : xlbd_health_out(h))
+			return false;
+	}
 	return true;
 }
 
@@ -79,6 +87,30 @@ static uint64_t ring_signature(const struct daemon *d, const struct xlb_vip_cfg 
 			}
 	}
 	return h;
+}
+
+void xlbd_shadow_seed(struct daemon *d, const struct xlb_vip_cfg *v, const uint32_t *ring)
+{
+	struct shadow_vip *s = &d->svips[v->id];
+
+	s->present = true;
+	s->addr = v->addr;
+	s->port = v->port;
+	s->proto = v->proto;
+	s->flags = v->flags;
+	s->encap = v->encap;
+	s->ring_known = false;
+	if (!s->ring)
+		s->ring = malloc(d->settings.ring_size * sizeof(uint32_t));
+	if (ring && s->ring) {
+		memcpy(s->ring, ring, d->settings.ring_size * sizeof(uint32_t));
+		s->ring_known = true;
+		s->ring_sig = ring_signature(d, v);
+	}
+	for (size_t i = 0; i < v->real_cnt; i++) {
+		d->sreals[v->reals[i].id].present = true;
+		d->sreals[v->reals[i].id].addr = v->reals[i].addr;
+	}
 }
 
 static bool real_in_state(const struct xlb_state *st, uint32_t id, struct xlb_ip *ret_addr)
@@ -196,11 +228,72 @@ int xlbd_reconcile(struct daemon *d, const struct xlb_state *target, struct xlb_
 		if (ret)
 			return ret;
 		if (ops->hc_real_put)
-			ops->hc_real_put(&d->be, XLB_HC_MARK(id), NULL, XLB_ENCAP_IP, NULL);
+			ops->hc_real_put(&d->be, XLB_HC_MARK(&d->settings, id), NULL, XLB_ENCAP_IP, NULL);
 		s->present = false;
 		memset(&d->health[id], 0, sizeof(d->health[id]));
+		xlb_store__save_health(d->store, id, &s->addr, -1, NULL);
 	}
 	return 0;
+}
+
+/*
+ * A real the change adds to a VIP with a health check starts "waiting": out
+ * of the ring until its first probe passes (new-real-wait), so a new real
+ * that is not ready takes no traffic.  Reals that were there keep their
+ * verdict; an id now naming another address starts over.
+ */
+void xlbd_mark_new_reals(struct daemon *d, const struct xlb_state *next)
+{
+	for (size_t i = 0; i < next->vip_cnt; i++) {
+		const struct xlb_vip_cfg *v = &next->vips[i];
+		const struct xlb_vip_cfg *o = xlb_state_find_vip(&d->state, &v->addr, v->port, v->proto);
+
+		for (size_t j = 0; j < v->real_cnt; j++) {
+			const struct xlb_real_cfg *r = &v->reals[j];
+			const struct xlb_real_cfg *was = o ? xlb_vip_find_real(o, &r->addr) : NULL;
+
+			if (was && was->id == r->id)
+				continue;
+			memset(&d->health[r->id], 0, sizeof(d->health[r->id]));
+			d->health[r->id].gated = !d->no_gate && d->cfg.new_real_wait == 0 &&
+						 v->hc.type != XLB_HC_NONE;
+			/* The site's verdict starts there too, until the hosts' reports come. */
+			d->health[r->id].site_down = d->health[r->id].gated;
+		}
+	}
+}
+
+static void restore_one(void *ctx, uint32_t id, const struct xlb_ip *addr, int up)
+{
+	struct daemon *d = ctx;
+
+	for (size_t i = 0; i < d->state.vip_cnt; i++)
+		for (size_t j = 0; j < d->state.vips[i].real_cnt; j++) {
+			const struct xlb_real_cfg *r = &d->state.vips[i].reals[j];
+
+			if (r->id == id && xlb_addr_eq(&r->addr, addr) && id < d->settings.max_reals) {
+				d->health[id].state = up ? HEALTH_UP : HEALTH_DOWN;
+				return;
+			}
+		}
+}
+
+void xlbd_health_restore(struct daemon *d)
+{
+	struct xlb_err err;
+
+	if (xlb_store__load_health(d->store, restore_one, d, &err))
+		xlbd_log(LOG_WARNING, "%s, ignoring", err.msg);
+}
+
+void xlbd_health_save(struct daemon *d, const struct xlb_real_cfg *r)
+{
+	struct xlb_err err;
+	const struct real_health *h = &d->health[r->id];
+
+	if (h->state != HEALTH_UNKNOWN &&
+	    xlb_store__save_health(d->store, r->id, &r->addr, h->state == HEALTH_UP, &err))
+		xlbd_log(LOG_WARNING, "%s, ignoring", err.msg);
 }
 
 int xlbd_commit(struct daemon *d, struct xlb_state *next, const struct xlbd_peer *p,
@@ -213,6 +306,7 @@ int xlbd_commit(struct daemon *d, struct xlb_state *next, const struct xlbd_peer
 	ret = xlb_state_validate(next, &d->settings, err);
 	if (ret)
 		goto out_free;
+	xlbd_mark_new_reals(d, next);
 	ret = xlb_store__begin(d->store, err);
 	if (ret)
 		goto out_free;
@@ -228,8 +322,7 @@ int xlbd_commit(struct daemon *d, struct xlb_state *next, const struct xlbd_peer
 	xlb_state_free(&d->state);
 	d->state = *next;
 	d->changes++;
-	xlbd_log(LOG_NOTICE, "uid %u pid %d: %s (%.1f ms)", (unsigned)p->uid, (int)p->pid, what,
-		 (double)(xlbd_now_ns() - t0) / 1e6);
+	xlbd_audit(p, what, NULL, (double)(xlbd_now_ns() - t0) / 1e6);
 	return 0;
 
 out_undo:
@@ -237,8 +330,7 @@ out_undo:
 out_undo_committed:
 	if (xlbd_reconcile(d, &d->state, &undo))
 		xlbd_log(LOG_ERR, "undoing a failed change failed too: %s", undo.msg);
-	xlbd_log(LOG_WARNING, "uid %u pid %d: %s failed: %s; rolled back", (unsigned)p->uid,
-		 (int)p->pid, what, err->msg);
+	xlbd_audit(p, what, err->msg, (double)(xlbd_now_ns() - t0) / 1e6);
 	goto out_free;
 out_rollback:
 	xlb_store__rollback(d->store);

@@ -51,6 +51,9 @@ static const char schema[] =
 	" id INTEGER PRIMARY KEY, vip_id INTEGER NOT NULL REFERENCES vips(id) ON DELETE CASCADE,"
 	" address TEXT NOT NULL, weight INTEGER NOT NULL, state TEXT NOT NULL,"
 	" UNIQUE(vip_id, address));"
+	/* Health verdicts by real id and address (a reused id with another address is not it). */
+	"CREATE TABLE IF NOT EXISTS health("
+	" real_id INTEGER PRIMARY KEY, address TEXT NOT NULL, up INTEGER NOT NULL);"
 	"INSERT OR IGNORE INTO meta VALUES('schema_version', '1');"
 	"INSERT OR IGNORE INTO meta VALUES('next_real_id', '1');"
 	"INSERT OR IGNORE INTO meta VALUES('revision', '0');";
@@ -520,6 +523,54 @@ static int sqlite_load_settings(struct xlb_store *base, struct xlb_settings *ret
 	return 0;
 }
 
+static int sqlite_save_health(struct xlb_store *base, uint32_t real_id, const struct xlb_ip *addr,
+			      int up, struct xlb_err *err)
+{
+	struct sqlite_store *s = sqlite_of(base);
+	sqlite3_stmt *st;
+	char a[64];
+	int rc;
+
+	if (up < 0) {
+		if (sqlite3_prepare_v2(s->db, "DELETE FROM health WHERE real_id = ?1;", -1, &st,
+				       NULL) != SQLITE_OK)
+			return sql_err(s, err, "prepare");
+		sqlite3_bind_int64(st, 1, real_id);
+	} else {
+		if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO health VALUES(?1, ?2, ?3);", -1,
+				       &st, NULL) != SQLITE_OK)
+			return sql_err(s, err, "prepare");
+		sqlite3_bind_int64(st, 1, real_id);
+		bind_text(st, 2, xlb_addr_str(addr, a, sizeof(a)));
+		sqlite3_bind_int(st, 3, up);
+	}
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : sql_err(s, err, "save health");
+}
+
+static int sqlite_load_health(struct xlb_store *base,
+			      void (*fn)(void *ctx, uint32_t real_id, const struct xlb_ip *addr, int up),
+			      void *ctx, struct xlb_err *err)
+{
+	struct sqlite_store *s = sqlite_of(base);
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT real_id, address, up FROM health;", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return sql_err(s, err, "prepare");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct xlb_ip a;
+		const char *t = (const char *)sqlite3_column_text(st, 1);
+
+		if (t && !xlb_addr_parse(t, &a))
+			fn(ctx, (uint32_t)sqlite3_column_int64(st, 0), &a, sqlite3_column_int(st, 2));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : sql_err(s, err, "read health");
+}
+
 /* ---- meta values, revision, the ops table ------------------------------------ */
 
 int xlb_sqlite_meta_get(struct xlb_store *base, const char *key, uint64_t *ret)
@@ -579,4 +630,6 @@ static const struct xlb_store_ops sqlite_ops = {
 	.commit = sqlite_commit,
 	.rollback = sqlite_rollback,
 	.info = sqlite_info,
+	.save_health = sqlite_save_health,
+	.load_health = sqlite_load_health,
 };

@@ -135,6 +135,20 @@ static int etcd_save_settings(struct xlb_store *base, const struct xlb_settings 
 	return xlb_store__save_settings(etcd_of(base)->cache, set, err);
 }
 
+/* Health verdicts are this host's own: they stay in the local cache. */
+static int etcd_save_health(struct xlb_store *base, uint32_t real_id, const struct xlb_ip *addr,
+			    int up, struct xlb_err *err)
+{
+	return xlb_store__save_health(etcd_of(base)->cache, real_id, addr, up, err);
+}
+
+static int etcd_load_health(struct xlb_store *base,
+			    void (*fn)(void *ctx, uint32_t real_id, const struct xlb_ip *addr, int up),
+			    void *ctx, struct xlb_err *err)
+{
+	return xlb_store__load_health(etcd_of(base)->cache, fn, ctx, err);
+}
+
 static int etcd_begin(struct xlb_store *base, struct xlb_err *err)
 {
 	struct etcd_store *s = etcd_of(base);
@@ -259,6 +273,8 @@ static const struct xlb_store_ops etcd_ops = {
 	.commit = etcd_commit,
 	.rollback = etcd_rollback,
 	.info = etcd_info,
+	.save_health = etcd_save_health,
+	.load_health = etcd_load_health,
 	.adopt = etcd_adopt,
 	.seen = etcd_seen,
 };

@@ -22,6 +22,12 @@ struct xlb_store_ops {
 	int (*commit)(struct xlb_store *s, struct xlb_err *err);
 	void (*rollback)(struct xlb_store *s);
 	void (*info)(struct xlb_store *s, struct xlb_store_info *ret);
+	/* Health verdicts: always this host's own (the etcd store keeps them in its cache). */
+	int (*save_health)(struct xlb_store *s, uint32_t real_id, const struct xlb_ip *addr, int up,
+			   struct xlb_err *err);
+	int (*load_health)(struct xlb_store *s,
+			   void (*fn)(void *ctx, uint32_t real_id, const struct xlb_ip *addr, int up),
+			   void *ctx, struct xlb_err *err);
 	/* Replicated stores only (NULL otherwise): see xlb_store__adopt(). */
 	int (*adopt)(struct xlb_store *s, const struct xlb_state *st, uint64_t rev,
 		     struct xlb_err *err);

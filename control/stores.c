@@ -53,6 +53,19 @@ void xlb_store__rollback(struct xlb_store *s)
 	s->ops->rollback(s);
 }
 
+int xlb_store__save_health(struct xlb_store *s, uint32_t real_id, const struct xlb_ip *addr,
+			   int up, struct xlb_err *err)
+{
+	return s->ops->save_health(s, real_id, addr, up, err);
+}
+
+int xlb_store__load_health(struct xlb_store *s,
+			   void (*fn)(void *ctx, uint32_t real_id, const struct xlb_ip *addr, int up),
+			   void *ctx, struct xlb_err *err)
+{
+	return s->ops->load_health(s, fn, ctx, err);
+}
+
 void xlb_store__info(struct xlb_store *s, struct xlb_store_info *ret)
 {
 	s->ops->info(s, ret);

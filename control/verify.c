@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
  * Pre-validation with xlb's own verifier (verifier/xbpf_verifier.h): xlbd
- * runs it on balancer.bpf.o before the kernel sees the object, and
- * `lbctl verify FILE` runs it on any object.
+ * runs it on every object it loads (balancer.bpf.o, healthcheck.bpf.o)
+ * before the kernel sees it, on the very bytes it then hands to libbpf
+ * (xlb_object_read once, then verify and bpf_object__open_mem the same
+ * buffer), and `lbctl verify FILE` runs it on any object.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "backend.h"
 
@@ -20,7 +26,8 @@ static int quiet(enum xbpf_print_level level, const char *fmt, va_list args)
 	return 0;
 }
 
-int xlb_verify_object(const char *path, json_t **ret_json, struct xlb_err *err)
+int xlb_verify_object_mem(const void *buf, size_t len, const char *path, json_t **ret_json,
+			  struct xlb_err *err)
 {
 	struct xbpf_object *obj;
 	struct xbpf_prog *prog = NULL;
@@ -28,7 +35,8 @@ int xlb_verify_object(const char *path, json_t **ret_json, struct xlb_err *err)
 	xbpf_print_fn old = xbpf_set_print(quiet);
 	int ret = 0, n = 0;
 
-	obj = xbpf_object__open_file(path, NULL);
+	errno = 0;
+	obj = xbpf_object__open_mem(buf, len, NULL);
 	xbpf_set_print(old);
 	if (!obj) {
 		json_decref(progs);
@@ -69,10 +77,62 @@ int xlb_verify_object(const char *path, json_t **ret_json, struct xlb_err *err)
 	return ret;
 }
 #else
-int xlb_verify_object(const char *path, json_t **ret_json, struct xlb_err *err)
+int xlb_verify_object_mem(const void *buf, size_t len, const char *path, json_t **ret_json,
+			  struct xlb_err *err)
 {
 	if (ret_json)
 		*ret_json = NULL;
 	return xlb_err_set(err, -ENOTSUP, "this build has no xlb verifier (verifier/ not built)");
 }
 #endif
+
+int xlb_object_read(const char *path, void **ret_buf, size_t *ret_len, struct xlb_err *err)
+{
+	struct stat st;
+	void *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
+
+	if (fd < 0)
+		return xlb_err_set(err, -errno, "cannot open %s: %s", path, strerror(errno));
+	if (fstat(fd, &st) || st.st_size <= 0 || st.st_size > XLB_OBJECT_MAX) {
+		e = errno ? -errno : -EFBIG;
+		close(fd);
+		return xlb_err_set(err, e, "%s: not a BPF object of 1..%d bytes", path, XLB_OBJECT_MAX);
+	}
+	buf = malloc((size_t)st.st_size);
+	if (!buf) {
+		close(fd);
+		return xlb_err_set(err, -ENOMEM, "out of memory");
+	}
+	for (size_t off = 0; off < (size_t)st.st_size;) {
+		ssize_t r = read(fd, (char *)buf + off, (size_t)st.st_size - off);
+
+		if (r <= 0) {
+			e = r ? -errno : -EIO;
+			free(buf);
+			close(fd);
+			return xlb_err_set(err, e, "cannot read %s", path);
+		}
+		off += (size_t)r;
+	}
+	close(fd);
+	*ret_buf = buf;
+	*ret_len = (size_t)st.st_size;
+	return 0;
+}
+
+int xlb_verify_object(const char *path, json_t **ret_json, struct xlb_err *err)
+{
+	size_t len;
+	void *buf;
+	int ret;
+
+	if (ret_json)
+		*ret_json = NULL;
+	ret = xlb_object_read(path, &buf, &len, err);
+	if (ret)
+		return ret;
+	ret = xlb_verify_object_mem(buf, len, path, ret_json, err);
+	free(buf);
+	return ret;
+}

@@ -40,29 +40,78 @@ int xlbd_find_vip(const json_t *key, const struct xlb_state *st, struct xlb_vip_
 	return 0;
 }
 
-json_t *xlbd_real_json(const struct daemon *d, const struct xlb_vip_cfg *v,
-		       const struct xlb_real_cfg *r)
+const char *xlbd_health_str(const struct daemon *d, const struct xlb_vip_cfg *v,
+			    const struct xlb_real_cfg *r)
 {
-	json_t *j = xlb_real_to_json(r);
 	const struct real_health *h = &d->health[r->id];
 
-	json_object_set_new(j, "health",
-			    json_string(v->hc.type == XLB_HC_NONE ? "unchecked" :
-								    xlbd_health_name(h->state)));
-	json_object_set_new(j, "in_ring", json_boolean(xlbd_real_in_ring(d, v, r)));
+	if (v->hc.type == XLB_HC_NONE)
+		return "unchecked";
+	if (h->gated && h->state == HEALTH_UNKNOWN)
+		return "waiting";
+	return xlbd_health_name(h->state);
+}
+
+int xlbd_ring_slots(struct daemon *d, const struct xlb_vip_cfg *v, uint32_t *ret_slots)
+{
+	const struct shadow_vip *s = &d->svips[v->id];
+	uint32_t *count = d->slot_count;
+
+	/* Only this VIP's reals can appear in its ring: zero theirs, count, read back. */
+	for (size_t i = 0; i < v->real_cnt; i++)
+		count[v->reals[i].id] = 0;
+	if (s->present && s->ring_known)
+		for (uint32_t i = 0; i < d->settings.ring_size; i++)
+			if (s->ring[i] < d->settings.max_reals)
+				count[s->ring[i]]++;
+	for (size_t i = 0; i < v->real_cnt; i++)
+		ret_slots[i] = count[v->reals[i].id];
+	return 0;
+}
+
+json_t *xlbd_real_json(const struct daemon *d, const struct xlb_vip_cfg *v,
+		       const struct xlb_real_cfg *r, uint32_t slots)
+{
+	json_t *j = xlb_real_to_json(r);
+	json_object_set_new(j, "health", json_string(xlbd_health_str(d, v, r)));
+	/* What the dataplane's ring holds now, not what the weights would give. */
+	json_object_set_new(j, "slots", json_integer(slots));
+	json_object_set_new(j, "share", json_real((double)slots / d->settings.ring_size));
+	json_object_set_new(j, "in_ring", json_boolean(slots > 0));
 	return j;
 }
 
-json_t *xlbd_vip_full_json(const struct daemon *d, const struct xlb_vip_cfg *v)
+json_t *xlbd_vip_full_json(struct daemon *d, const struct xlb_vip_cfg *v)
 {
 	json_t *j = xlb_vip_to_json(v, false), *reals = json_array();
+	uint32_t slots[v->real_cnt ? v->real_cnt : 1];
 	size_t in_ring = 0;
 
+	xlbd_ring_slots(d, v, slots);
 	for (size_t i = 0; i < v->real_cnt; i++) {
-		json_array_append_new(reals, xlbd_real_json(d, v, &v->reals[i]));
-		in_ring += xlbd_real_in_ring(d, v, &v->reals[i]);
+		json_array_append_new(reals, xlbd_real_json(d, v, &v->reals[i], slots[i]));
+		in_ring += slots[i] > 0;
 	}
 	json_object_set_new(j, "reals", reals);
 	json_object_set_new(j, "reals_in_ring", json_integer((json_int_t)in_ring));
 	return j;
+}
+
+const char *xlbd_vip_summary(const struct xlb_vip_cfg *v, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "encap %s flags", xlb_encap_name(v->encap));
+
+	if (!v->flags)
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " -");
+	for (uint32_t bit = 1; bit & XLB_VIP_F_ALL; bit <<= 1)
+		if (v->flags & bit)
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s",
+					      n && buf[n - 1] == 's' ? " " : ",", xlb_vip_flag_name(bit));
+	if (v->hc.type == XLB_HC_NONE)
+		snprintf(buf + n, n < len ? len - n : 0, " check none");
+	else
+		snprintf(buf + n, n < len ? len - n : 0, " check %s port %u every %u ms rise %u fall %u via %s",
+			 xlb_hc_type_name(v->hc.type), v->hc.port, v->hc.interval_ms, v->hc.rise,
+			 v->hc.fall, v->hc.via_encap ? "encap" : "direct");
+	return buf;
 }

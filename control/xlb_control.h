@@ -124,11 +124,45 @@ struct xlb_vip_cfg {
 };
 
 #define XLB_MAX_IFACES 8
+/* Default base of the health probes' skb marks: "XL" << 16. */
+#define XLB_HC_MARK_BASE_DEFAULT 0x584c0000u
 #define XLB_IFNAME_LEN 16
+
+/* "IFACE=VALUE" settings, one entry per interface (see xlbd(8)). */
+struct xlb_iface_egress {
+	char name[XLB_IFNAME_LEN];   /* a balancing (ingress) interface */
+	char egress[XLB_IFNAME_LEN]; /* its balanced packets leave here (redirect mode) */
+};
+
+struct xlb_iface_mtu {
+	char name[XLB_IFNAME_LEN];
+	uint16_t mtu; /* largest IP packet leaving this interface */
+};
+
+struct xlb_iface_mac {
+	char name[XLB_IFNAME_LEN];
+	uint8_t mac[6];
+};
 
 struct xlb_settings {
 	char ifaces[XLB_MAX_IFACES][XLB_IFNAME_LEN];
 	size_t iface_cnt;
+	/* Redirect mode: per balancing interface, the interface packets leave by. */
+	struct xlb_iface_egress egress[XLB_MAX_IFACES];
+	size_t egress_cnt;
+	/* Overrides of the interfaces' MTU as the largest packet they carry. */
+	struct xlb_iface_mtu mtu[2 * XLB_MAX_IFACES];
+	size_t mtu_cnt;
+	/* The next hop's MAC per leaving interface (else gw_mac). */
+	struct xlb_iface_mac egress_gw[2 * XLB_MAX_IFACES];
+	size_t egress_gw_cnt;
+	int frag_policy; /* 0: balance fragments to VIPs, 1: drop them */
+	/* Encapsulated health probes: outer source MAC and addresses (zero:
+	 * the interface's), and the base of the probe mark range. */
+	uint8_t hc_src_mac[6];
+	struct xlb_ip hc_src4;
+	struct xlb_ip hc_src6;
+	uint32_t hc_mark_base;
 	uint8_t gw_mac[6];
 	uint32_t ring_size;
 	uint32_t lru_size;
@@ -159,6 +193,12 @@ int xlb_state_copy(struct xlb_state *dst, const struct xlb_state *src);
 int xlb_addr_parse(const char *s, struct xlb_ip *ret_addr);
 const char *xlb_addr_str(const struct xlb_ip *a, char *buf, size_t len);
 bool xlb_addr_eq(const struct xlb_ip *a, const struct xlb_ip *b);
+/*
+ * Why an address can be neither a VIP nor a real (unspecified, loopback,
+ * link-local, multicast, broadcast, reserved, IPv4-mapped), or NULL when it
+ * can.
+ */
+const char *xlb_addr_unusable(const struct xlb_ip *a);
 int xlb_mac_parse(const char *s, uint8_t ret_mac[6]);
 
 const char *xlb_proto_name(uint8_t proto);
@@ -211,6 +251,15 @@ int xlb_state_assign_ids(struct xlb_state *next, const struct xlb_state *cur,
 void xlb_settings_default(struct xlb_settings *set);
 void xlb_hc_default(struct xlb_hc *hc);
 
+/* ---- one daemon per state ---------------------------------------------- */
+
+/*
+ * Take an exclusive flock on the directory path (held until *ret_fd is
+ * closed or the process ends).  -EBUSY when another process holds it, with
+ * its pid in the message ("what" names the directory: "state dir", ...).
+ */
+int xlb_lock_dir(const char *path, const char *what, int *ret_fd, struct xlb_err *err);
+
 /* ---- store ------------------------------------------------------------- */
 
 struct xlb_store;
@@ -239,6 +288,17 @@ int xlb_store__begin(struct xlb_store *store, struct xlb_err *err);
 int xlb_store__save(struct xlb_store *store, const struct xlb_state *st, struct xlb_err *err);
 int xlb_store__commit(struct xlb_store *store, struct xlb_err *err);
 void xlb_store__rollback(struct xlb_store *store);
+
+/*
+ * Health verdicts, kept apart from the desired state (probes change them, not
+ * operators): up 1/0 for a real id with its address, up -1 forgets it.
+ * Loading calls fn for each one stored.
+ */
+int xlb_store__save_health(struct xlb_store *store, uint32_t real_id, const struct xlb_ip *addr,
+			   int up, struct xlb_err *err);
+int xlb_store__load_health(struct xlb_store *store,
+			   void (*fn)(void *ctx, uint32_t real_id, const struct xlb_ip *addr, int up),
+			   void *ctx, struct xlb_err *err);
 
 /* Where a store stands: the revision of the state it holds for this host. */
 struct xlb_store_info {
@@ -346,8 +406,9 @@ int xlb_etcd__watch(struct xlb_etcd *etcd, const char *prefix, uint64_t start_re
 
 /* ---- JSON codec (jansson) ---------------------------------------------- */
 
-/* Requests larger than this are refused without being parsed. */
+/* xlbd's default request limit (api-max-request); the parser's own bound is the HARD one. */
 #define XLB_API_MAX_REQUEST (256 * 1024)
+#define XLB_API_MAX_REQUEST_HARD (64 * 1024 * 1024)
 #define XLB_API_VERSION 1
 #define XLB_SOCK_PATH_DEFAULT "/run/xlb/xlbd.sock"
 
@@ -366,6 +427,12 @@ int xlb_vip_key_from_json(const json_t *j, struct xlb_ip *ret_addr, uint16_t *re
 /* A whole desired state: {"vips": [...]} (ids ignored on input). */
 int xlb_state_from_json(const json_t *j, struct xlb_state *ret_state, struct xlb_err *err);
 json_t *xlb_state_to_json(const struct xlb_state *st, bool with_ids);
+/*
+ * An apply config must say what it wants: a "vips" list.  Missing, null
+ * (an empty, blank or comment-only file, {}, "vips:") is refused; an empty
+ * list (remove every VIP) only with allow_empty.
+ */
+int xlb_config_check_apply(const json_t *cfg, bool allow_empty, struct xlb_err *err);
 
 /*
  * Parse an `apply` file's text, YAML or JSON (JSON is YAML's subset, so
@@ -391,14 +458,14 @@ json_t *xlb_response_ok(json_t *result);
 
 /* ---- client ------------------------------------------------------------ */
 
-/* Connect to xlbd's socket; returns an fd or -errno. */
-int xlb_client_connect(const char *path);
+/* Connect to xlbd's socket within timeout_ms (<= 0: none); an fd or -errno. */
+int xlb_client_connect(const char *path, int timeout_ms);
 /*
- * Send one request (steals req) and read one response.  Requests and
- * responses are one JSON document per line.  Returns 0 with *ret_resp set,
- * or -errno.
+ * Send one request (steals req) and read one response, both within
+ * timeout_ms (<= 0: none; -ETIMEDOUT past it).  Requests and responses are
+ * one JSON document per line.  Returns 0 with *ret_resp set, or -errno.
  */
-int xlb_client_call(int fd, json_t *req, json_t **ret_resp);
+int xlb_client_call(int fd, json_t *req, json_t **ret_resp, int timeout_ms);
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,8 @@
  *  1. settings: config file and command line (config.c);
  *  2. the store, and the settings stored with it for what was not given;
  *  3. the backend: load and attach, or adopt the running dataplane;
- *  4. the desired state from the store, reconciled onto the dataplane;
+ *  4. the desired state from the store, reconciled onto the dataplane
+ *     (adopt.c: what the dataplane holds, and never wiping it by mistake);
  *     the config file's vips on an empty store;
  *  5. health checks, fleet mode (the store's watch, route announcement)
  *     and metrics, then the API until SIGTERM (server.c).
@@ -19,45 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "xlbd.h"
-
-/*
- * Adopting a running dataplane: VIPs it holds that the store does not know
- * are removed by the first reconcile; everything the store holds is pushed,
- * which for an unchanged state rewrites identical rings (packets see no
- * difference) and keeps the LRU untouched.
- */
-static int adopt_dataplane(struct daemon *d)
-{
-	struct xlb_dp_vip *found;
-	int n;
-
-	if (!d->be.ops->vip_list)
-		return 0;
-	found = calloc(d->settings.max_vips, sizeof(*found));
-	if (!found)
-		return -ENOMEM;
-	n = d->be.ops->vip_list(&d->be, found, d->settings.max_vips);
-	for (int i = 0; i < n && i < (int)d->settings.max_vips; i++) {
-		struct shadow_vip *s;
-
-		if (found[i].id >= d->settings.max_vips)
-			continue;
-		s = &d->svips[found[i].id];
-		s->present = true;
-		s->addr = found[i].addr;
-		s->port = found[i].port;
-		s->proto = found[i].proto;
-		s->flags = UINT32_MAX; /* unknown: forces a meta push */
-		s->ring_known = false;
-	}
-	if (n > 0)
-		xlbd_log(LOG_INFO, "dataplane holds %d VIP(s); reconciling with the store", n);
-	free(found);
-	return 0;
-}
 
 static int apply_initial(struct daemon *d, json_t *initial)
 {
@@ -131,7 +97,8 @@ static int size_daemon(struct daemon *d)
 	d->sreals = calloc(d->settings.max_reals, sizeof(*d->sreals));
 	d->health = calloc(d->settings.max_reals, sizeof(*d->health));
 	d->scratch_ring = malloc(d->settings.ring_size * sizeof(uint32_t));
-	if (!d->svips || !d->sreals || !d->health || !d->scratch_ring) {
+	d->slot_count = calloc(d->settings.max_reals, sizeof(uint32_t));
+	if (!d->svips || !d->sreals || !d->health || !d->scratch_ring || !d->slot_count) {
 		xlbd_log(LOG_ERR, "out of memory");
 		return -ENOMEM;
 	}
@@ -155,7 +122,9 @@ static int load_state(struct daemon *d)
 		xlbd_log(LOG_ERR, "stored state does not fit this dataplane: %s", err.msg);
 		return err.code;
 	}
-	adopt_dataplane(d);
+	xlbd_health_restore(d);
+	if (xlbd_adopt(d))
+		return -EINVAL;
 	if (xlbd_reconcile(d, &d->state, &err)) {
 		xlbd_log(LOG_ERR, "cannot program the dataplane: %s", err.msg);
 		return err.code;
@@ -182,7 +151,10 @@ static void daemon_free(struct daemon *d)
 	free(d->sreals);
 	free(d->health);
 	free(d->scratch_ring);
+	free(d->slot_count);
 	xlbd_config_free(&d->cfg);
+	if (d->state_lock >= 0)
+		close(d->state_lock);
 }
 
 int main(int argc, char **argv)
@@ -208,17 +180,34 @@ int main(int argc, char **argv)
 		.etcd_prefix = "/xlb/",
 		.etcd_timeout_ms = 2000,
 		.host_ttl_s = 3,
+		.api_max_request = XLB_API_MAX_REQUEST,
+		.api_max_clients = 4096,
+		.api_max_clients_per_uid = 64,
+		.api_idle_timeout_ms = 30000,
+		.api_write_timeout_ms = 5000,
 	};
 	xlb_settings_default(&c->set);
 	r = xlbd_config_load(c, argc, argv);
 	if (r)
 		return r > 0 ? 0 : 2;
 
+	d->state_lock = -1;
 	pthread_mutex_init(&d->lock, NULL);
 	d->started_ns = xlbd_now_ns();
 	xlb_state_init(&d->state);
 	snprintf(d->sock_path, sizeof(d->sock_path), "%s", c->sock);
 
+	/* One daemon per state: the lock comes before anything is read or changed. */
+	if (mkdir(c->state_dir, 0750) && errno != EEXIST) {
+		xlbd_log(LOG_ERR, "cannot create state dir %s: %s", c->state_dir, strerror(errno));
+		goto out;
+	}
+	if (xlb_lock_dir(c->state_dir, "state dir", &d->state_lock, &err)) {
+		xlbd_log(LOG_ERR, "%s", err.msg);
+		goto out;
+	}
+	if (!c->cleanup && xlbd_socket_in_use(c->sock))
+		goto out;
 	d->store = xlbd_fleet_store_open(d, &err);
 	if (!d->store) {
 		xlbd_log(LOG_ERR, "%s", err.msg);
@@ -245,10 +234,16 @@ int main(int argc, char **argv)
 	}
 	d->metrics_port = c->metrics_port;
 	snprintf(d->metrics_addr, sizeof(d->metrics_addr), "%s", c->metrics_addr);
-	if (d->metrics_port && xlbd_metrics_start(d)) {
-		xlbd_log(LOG_WARNING, "metrics server on %s:%u did not start, ignoring", d->metrics_addr,
-			 d->metrics_port);
+	if (d->metrics_port && (r = xlbd_metrics_start(d))) {
+		/* A bind that fails is a wrong setting, unless metrics are optional. */
+		xlbd_log(c->metrics_optional ? LOG_WARNING : LOG_ERR,
+			 "metrics server on %s port %u did not start: %s%s", d->metrics_addr,
+			 d->metrics_port, r == -EINVAL ? "not an IPv4 or IPv6 address" :
+							 "address in use or not available",
+			 c->metrics_optional ? " (metrics-optional: going on without)" : "");
 		d->metrics_port = 0;
+		if (!c->metrics_optional)
+			goto out;
 	}
 	if (!xlbd_serve(d))
 		ret = 0;

@@ -6,12 +6,14 @@
  *   daemon.c     logging, clock, names               (calls nothing of xlbd)
  *   config.c     the settings table, config file and command line
  *   reconcile.c  shadow, Maglev rings, reconcile, transactions (commit)
+ *   adopt.c      what the dataplane holds at start (adopt, refuse, reset)
  *   view.c       how VIPs and reals are shown (JSON objects, lookups)
  *   bird.c       BIRD's control socket (configure, BGP and BFD sessions)
  *   announce.c   route announcement through BIRD, host drain
  *   fleet.c      fleet mode: the etcd watch, host reports, site health
  *   api_*.c      the API handlers, one file per group of ops
  *   api.c        request parsing and dispatch to the ops tables
+ *   reload.c     SIGHUP: the live settings again
  *   server.c     the UNIX socket server
  *   health.c     health probes (a thread; reconciles on transitions)
  *   metrics.c    Prometheus exposition (libmicrohttpd's thread)
@@ -66,6 +68,7 @@ enum health_state {
 
 struct real_health {
 	enum health_state state;
+	bool gated; /* new real of a checked VIP: out of the ring until a first probe passes */
 	uint32_t ok_streak;
 	uint32_t fail_streak;
 	uint64_t next_probe_ns;
@@ -98,11 +101,18 @@ struct xlbd_config {
 	const char *backend;
 	const char *metrics_addr;
 	uint16_t metrics_port;
+	bool metrics_optional;
+	uint32_t api_max_request; /* bytes */
+	uint32_t api_max_clients, api_max_clients_per_uid;
+	uint32_t api_idle_timeout_ms, api_write_timeout_ms;
+	int new_real_wait; /* 0: a first successful probe (VIPs with a check), 1: none */
 	int verify;   /* enum xlb_verify_policy */
 	int xdp_mode; /* enum xlb_xdp_mode */
 	bool skb_mode;
 	bool no_verify;
 	bool cleanup;
+	bool adopt; /* --adopt-dataplane */
+	bool reset;
 	bool verbose;
 	bool help, man, completion, version;
 	/* fleet mode (fleet.c, announce.c) */
@@ -128,6 +138,13 @@ struct xlbd_config {
  * the reason logged (exit 2).
  */
 int xlbd_config_load(struct xlbd_config *cfg, int argc, char **argv);
+/*
+ * Read the config file and command line again (SIGHUP) and take the
+ * settings that can change live into cur; the others are logged as waiting
+ * for a restart.  Returns how many changed, or -EINVAL (logged; cur kept);
+ * *ret_dataplane: a dataplane setting changed.
+ */
+int xlbd_config_reload(struct xlbd_config *cur, bool *ret_dataplane);
 /* Take the dataplane settings the config did not give from the stored ones. */
 void xlbd_config_merge_stored(struct xlbd_config *cfg, const struct xlb_settings *stored);
 void xlbd_config_free(struct xlbd_config *cfg);
@@ -140,14 +157,17 @@ struct daemon {
 	struct xlb_settings settings;
 	struct xlb_state state;
 	struct xlb_store *store;
+	int state_lock; /* flock on the state dir: one daemon per state */
 	struct xlb_backend be;
 	bool be_open;
 	struct shadow_vip *svips;
 	struct shadow_real *sreals;
 	struct real_health *health; /* by real id */
 	uint32_t *scratch_ring;
+	uint32_t *slot_count; /* by real id, for xlbd_ring_slots() */
 	uint64_t started_ns;
 	uint64_t changes;
+	bool no_gate; /* the changes being committed are not new (adoption) */
 	volatile bool stopping;
 	pthread_t health_thread;
 	bool health_running;
@@ -168,6 +188,8 @@ void xlbd_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 
 void xlbd_log_set_level(int max_level);
 uint64_t xlbd_now_ns(void);
 const char *xlbd_health_name(enum health_state s);
+/* The audit log of a change (error NULL: applied), with the peer's uid and pid. */
+void xlbd_audit(const struct xlbd_peer *p, const char *what, const char *error, double ms);
 /* Block SIGTERM, SIGINT and SIGHUP (read through a signalfd), ignore SIGPIPE. */
 void xlbd_signals_block(sigset_t *ret_mask);
 
@@ -176,11 +198,34 @@ void xlbd_signals_block(sigset_t *ret_mask);
 /* Make the dataplane hold `target` (rings from weights, states and health). Lock held. */
 int xlbd_reconcile(struct daemon *d, const struct xlb_state *target, struct xlb_err *err);
 /* True when the real counts in its VIP's ring. Lock held. */
+/* This host's probes say the real is out (down, or new and not probed up yet). */
+bool xlbd_health_out(const struct real_health *h);
+/* Reals `next` adds (or whose id names another address) start waiting for a probe. */
+void xlbd_mark_new_reals(struct daemon *d, const struct xlb_state *next);
 bool xlbd_real_in_ring(const struct daemon *d, const struct xlb_vip_cfg *vip,
 		       const struct xlb_real_cfg *r);
+/*
+ * Record that the dataplane already holds v (meta, and its reals' slots):
+ * with a ring, v's reconcile pushes nothing until v changes; without one
+ * (NULL), the next reconcile republishes v's ring.
+ */
+void xlbd_shadow_seed(struct daemon *d, const struct xlb_vip_cfg *v, const uint32_t *ring);
+/* Restore the health verdicts the store kept for the reals of the state. */
+void xlbd_health_restore(struct daemon *d);
+/* Keep a real's verdict in the store (lock held). */
+void xlbd_health_save(struct daemon *d, const struct xlb_real_cfg *r);
 /* Apply `next` as one transaction (takes ownership of next); `what` goes to the audit log. */
 int xlbd_commit(struct daemon *d, struct xlb_state *next, const struct xlbd_peer *p,
 		const char *what, struct xlb_err *err);
+
+/* ---- adopt.c ------------------------------------------------------------- */
+
+/*
+ * Take in what the dataplane holds (lock held, store loaded): refuses an
+ * empty store over a populated dataplane unless --adopt-dataplane (import
+ * it) or --reset (remove it).  Returns 0 or -errno (logged).
+ */
+int xlbd_adopt(struct daemon *d);
 
 /* ---- view.c -------------------------------------------------------------- */
 
@@ -189,10 +234,17 @@ const char *xlbd_vip_str(const struct xlb_vip_cfg *v, char *buf, size_t len);
 /* The VIP a key object names in st; -ENOENT with a message if none. */
 int xlbd_find_vip(const json_t *key, const struct xlb_state *st, struct xlb_vip_cfg **ret,
 		  struct xlb_err *err);
-/* A real with its health and ring membership; a VIP with all its reals so. */
+/* "encap ipip flags no-sport check tcp port 0 every 1000 ms ...", for the audit log. */
+const char *xlbd_vip_summary(const struct xlb_vip_cfg *v, char *buf, size_t len);
+/* "unchecked", "waiting" (for a first probe), "unknown", "up" or "down". */
+const char *xlbd_health_str(const struct daemon *d, const struct xlb_vip_cfg *v,
+			    const struct xlb_real_cfg *r);
+/* The ring slots each real of v holds in the dataplane now (ret_slots[real_cnt]). */
+int xlbd_ring_slots(struct daemon *d, const struct xlb_vip_cfg *v, uint32_t *ret_slots);
+/* A real with its health, slots and share of the ring; a VIP with all its reals so. */
 json_t *xlbd_real_json(const struct daemon *d, const struct xlb_vip_cfg *v,
-		       const struct xlb_real_cfg *r);
-json_t *xlbd_vip_full_json(const struct daemon *d, const struct xlb_vip_cfg *v);
+		       const struct xlb_real_cfg *r, uint32_t slots);
+json_t *xlbd_vip_full_json(struct daemon *d, const struct xlb_vip_cfg *v);
 
 /* ---- bird.c -------------------------------------------------------------- */
 
@@ -250,8 +302,15 @@ extern const struct xlbd_op xlbd_ops_fleet[]; /* api_fleet.c: host.*, fleet.stat
 /* Handle one request line; returns the response (never NULL). Takes d->lock. */
 json_t *xlbd_api_handle(struct daemon *d, const char *buf, size_t len, const struct xlbd_peer *p);
 
+/* ---- reload.c ------------------------------------------------------------ */
+
+/* SIGHUP / systemctl reload: live settings from the config, onto the dataplane. */
+void xlbd_reload(struct daemon *d);
+
 /* ---- server.c ------------------------------------------------------------ */
 
+/* True (and logged) when another process answers on the socket path. */
+bool xlbd_socket_in_use(const char *path);
 /* Serve the API on the socket until SIGTERM/SIGINT; feeds the watchdog. */
 int xlbd_serve(struct daemon *d);
 

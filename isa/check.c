@@ -159,6 +159,51 @@ static int check_jmp(const struct xbpf_insn *insn, const char **ret_msg)
 	return check_reg(insn->dst_reg, ret_msg);
 }
 
+/*
+ * What the kernel checks on every instruction when the program is loaded
+ * (resolve_pseudo_ldimm64()), before any path is walked; the rest of
+ * xbpf_insn_check() it only checks on instructions a path reaches.
+ */
+static int check_at_load(const struct xbpf_insn *insns, size_t cnt, size_t idx, const char **ret_msg)
+{
+	const struct xbpf_insn *insn = &insns[idx];
+
+	if (XBPF_CLASS(insn->code) == XBPF_LDX &&
+	    ((XBPF_MODE(insn->code) != XBPF_MEM && XBPF_MODE(insn->code) != XBPF_MEMSX) ||
+	     insn->imm != 0))
+		return fail(ret_msg, "BPF_LDX uses reserved fields");
+	if (insn->code == (XBPF_LD | XBPF_IMM | XBPF_DW)) {
+		if (idx + 1 >= cnt || insn[1].code != 0 || insn[1].dst_reg != 0 ||
+		    insn[1].src_reg != 0 || insn[1].off != 0)
+			return fail(ret_msg, "invalid bpf_ld_imm64 insn");
+		switch (insn->src_reg) {
+		case 0:
+		case XBPF_PSEUDO_BTF_ID:
+		case XBPF_PSEUDO_FUNC:
+		case XBPF_PSEUDO_MAP_VALUE:
+		case XBPF_PSEUDO_MAP_IDX_VALUE:
+			return 0;
+		case XBPF_PSEUDO_MAP_FD:
+		case XBPF_PSEUDO_MAP_IDX:
+			if (insn[1].imm == 0)
+				return 0;
+			/* fallthrough */
+		default:
+			return fail(ret_msg, "unrecognized bpf_ld_imm64 insn");
+		}
+	}
+	if (xbpf_opcode_desc(insn->code)->fmt == XBPF_FMT_INVALID)
+		return fail_num(ret_msg, "unknown opcode %02x", insn->code);
+	return 0;
+}
+
+int xbpf_insn_check_load(const struct xbpf_insn *insns, size_t cnt, size_t idx, const char **ret_msg)
+{
+	if (!insns || idx >= cnt)
+		return fail(ret_msg, "invalid insn idx");
+	return check_at_load(insns, cnt, idx, ret_msg);
+}
+
 int xbpf_insn_check(const struct xbpf_insn *insns, size_t cnt, size_t idx, const char **ret_msg)
 {
 	const struct xbpf_insn *insn;

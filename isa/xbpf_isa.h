@@ -173,6 +173,12 @@ static inline bool xbpf_insn_is_helper_call(const struct xbpf_insn *insn)
  * ret_msg is not NULL, a static message in the kernel verifier's wording.
  */
 int xbpf_insn_check(const struct xbpf_insn *insns, size_t cnt, size_t idx, const char **ret_msg);
+/*
+ * The part of xbpf_insn_check() the kernel applies to every instruction at
+ * load time (LDX reserved fields, ld_imm64 shape, opcode in the table); the
+ * rest it applies only to instructions a path reaches.
+ */
+int xbpf_insn_check_load(const struct xbpf_insn *insns, size_t cnt, size_t idx, const char **ret_msg);
 
 /* Callbacks that let the caller name helpers and maps in disassembly. */
 struct xbpf_disasm_cbs {

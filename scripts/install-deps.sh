@@ -15,7 +15,7 @@ packages=(
 	# arm64 cross build and emulation
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross binutils-aarch64-linux-gnu qemu-user
 	# tests, demo and benchmarks
-	nginx curl wrk tcpdump netsniff-ng python3 python3-scapy valgrind
+	nginx curl wrk tcpdump netsniff-ng python3 python3-scapy valgrind python3-matplotlib
 	libclang-rt-14-dev systemd binutils
 	# fleet mode: BGP announcement and the replicated store (tests run them in netns)
 	bird2 etcd-server etcd-client

@@ -668,6 +668,14 @@ int xv_is_branch_taken(const struct xv_reg *reg, const struct xv_reg *val, uint8
 }
 
 /* Refine a (dst) and b (src) assuming "a op b" holds. */
+static void swap_regs(struct xv_reg **a, struct xv_reg **b)
+{
+	struct xv_reg *t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
 static void refine(struct xv_reg *a, struct xv_reg *b, uint8_t op, bool is32)
 {
 	if (is32) {
@@ -701,8 +709,20 @@ static void refine(struct xv_reg *a, struct xv_reg *b, uint8_t op, bool is32)
 					a->s32_max_value--;
 			}
 			break;
-		case XBPF_JSET:
+		case XBPF_JSET: {
+			/* One known-set bit is all a taken JSET can teach. */
+			uint32_t v;
+
+			if (!tnum_subreg_is_const(b->var_off))
+				swap_regs(&a, &b);
+			if (!tnum_subreg_is_const(b->var_off))
+				break;
+			v = (uint32_t)b->var_off.value;
+			if (v && !(v & (v - 1)))
+				a->var_off = tnum_with_subreg(a->var_off,
+							      tnum_or(tnum_subreg(a->var_off), tnum_const(v)));
 			break;
+		}
 		case XBPF_JGT:
 			if (b->u32_min_value < U32_MAX)
 				a->u32_min_value = max_t(a->u32_min_value, b->u32_min_value + 1);
@@ -759,6 +779,8 @@ static void refine(struct xv_reg *a, struct xv_reg *b, uint8_t op, bool is32)
 		}
 		break;
 	case XBPF_JSET:
+		if (!tnum_is_const(b->var_off))
+			swap_regs(&a, &b);
 		if (tnum_is_const(b->var_off) && b->var_off.value &&
 		    !(b->var_off.value & (b->var_off.value - 1)))
 			a->var_off = tnum_or(a->var_off, b->var_off);
@@ -790,12 +812,27 @@ static void refine(struct xv_reg *a, struct xv_reg *b, uint8_t op, bool is32)
 }
 
 /* "not (a JSET b)": the bits of b are clear in a. */
-static void refine_jset_false(struct xv_reg *a, const struct xv_reg *b, bool is32)
+static void refine_jset_false(struct xv_reg *a, struct xv_reg *b, bool is32)
 {
-	if (!tnum_is_const(b->var_off))
+	bool b_const = is32 ? tnum_subreg_is_const(b->var_off) : tnum_is_const(b->var_off);
+
+	if (!b_const)
+		swap_regs(&a, &b);
+	b_const = is32 ? tnum_subreg_is_const(b->var_off) : tnum_is_const(b->var_off);
+	if (!b_const)
 		return;
+	/*
+	 * The kernel forgets the ranges first (they may contradict the tnum on
+	 * a dead branch) and derives them again from the narrowed bits.
+	 */
+	a->smin_value = INT64_MIN, a->smax_value = INT64_MAX;
+	a->umin_value = 0, a->umax_value = UINT64_MAX;
+	a->s32_min_value = INT32_MIN, a->s32_max_value = INT32_MAX;
+	a->u32_min_value = 0, a->u32_max_value = UINT32_MAX;
 	if (is32)
-		a->var_off = tnum_and(a->var_off, tnum_const(~(uint64_t)(uint32_t)b->var_off.value));
+		a->var_off = tnum_with_subreg(a->var_off,
+					      tnum_and(tnum_subreg(a->var_off),
+						       tnum_const(~(uint64_t)(uint32_t)b->var_off.value)));
 	else
 		a->var_off = tnum_and(a->var_off, tnum_const(~b->var_off.value));
 }

@@ -144,6 +144,7 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 	const struct xbpf_map_spec *map = NULL;
 	int32_t map_idx = -1;
 	int err, raw_regno = -1, raw_size = 0;
+	int64_t const_key = -1;
 
 	if (!p) {
 		xv_err(env, "invalid func unknown#%d\n", insn->imm);
@@ -188,6 +189,10 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 					       false, false, false, NULL);
 			if (err)
 				return err;
+			if (at == XBPF_ARG_PTR_TO_MAP_KEY &&
+			    (map->type == XBPF_MAP_ARRAY || map->type == XBPF_MAP_PERCPU_ARRAY) &&
+			    xv_stack_const_key(env, regno, (int)map->key_size, &const_key))
+				const_key = -1;
 			break;
 		case XBPF_ARG_PTR_TO_MEM:
 		case XBPF_ARG_PTR_TO_MEM_OR_NULL:
@@ -277,12 +282,18 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 			/* The value of a map of maps is a map: usable after a null check. */
 			mark_ptr(&regs[0], CONST_PTR_TO_MAP_OR_NULL);
 			regs[0].map = map->inner;
+		} else if (p->id == H_MAP_LOOKUP && const_key >= 0 &&
+			   const_key < map->max_entries) {
+			/* An array lookup with a constant key in range cannot miss. */
+			mark_ptr(&regs[0], PTR_TO_MAP_VALUE);
+			regs[0].map = map;
 		} else {
 			mark_ptr(&regs[0], PTR_TO_MAP_VALUE_OR_NULL);
 			regs[0].map = map;
 		}
 		regs[0].map_idx = map_idx;
-		regs[0].id = ++env->id_gen;
+		if (regs[0].type != PTR_TO_MAP_VALUE)
+			regs[0].id = ++env->id_gen;
 		break;
 	default:
 		xv_mark_unknown(&regs[0]);

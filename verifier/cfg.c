@@ -33,7 +33,8 @@ int xv_check_encoding(struct xv_env *env)
 		const struct xbpf_insn *insn = &env->insns[i];
 		const char *msg = NULL;
 
-		if (xbpf_insn_check(env->insns, env->insn_cnt, i, &msg)) {
+		/* The rest of the encoding is checked where a path reaches it (check.c). */
+		if (xbpf_insn_check_load(env->insns, env->insn_cnt, i, &msg)) {
 			env->insn_idx = i;
 			xv_err(env, "%s", msg ? msg : "invalid instruction");
 			return -EINVAL;

@@ -96,8 +96,14 @@ static int static_subprog_checks(struct xv_env *env)
 static int do_one(struct xv_env *env, const struct xbpf_insn *insn, bool *path_done)
 {
 	uint8_t cls = XBPF_CLASS(insn->code), op = XBPF_OP(insn->code);
+	const char *msg = NULL;
 	int err = 0;
 
+	/* Reserved fields and register numbers: judged where a path gets, as the kernel does. */
+	if (xbpf_insn_check(env->insns, env->insn_cnt, env->insn_idx, &msg)) {
+		xv_err(env, "%s\n", msg ? msg : "invalid instruction");
+		return -EINVAL;
+	}
 	switch (cls) {
 	case XBPF_ALU:
 	case XBPF_ALU64:

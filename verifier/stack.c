@@ -409,3 +409,37 @@ int xv_check_stack_range(struct xv_env *env, int regno, int off, int size, bool 
 		return 0;
 	return range_initialized(env, regno, f, min_off, max_off, size, write);
 }
+
+/*
+ * The key an array lookup is made with, when the stack holds it as a
+ * constant (get_constant_map_key()): zero bytes, or a scalar spilled with
+ * exactly the key's size.  0 and *value, or -EOPNOTSUPP.
+ */
+int xv_stack_const_key(struct xv_env *env, int regno, int key_size, int64_t *value)
+{
+	const struct xv_reg *key = &cur_regs(env)[regno];
+	struct xv_func_state *f;
+	const struct xv_stack_slot *s;
+	int slot, off, zero_size = 0, spill_size = 0;
+
+	if (key->type != PTR_TO_STACK || !tnum_is_const(key->var_off))
+		return -EOPNOTSUPP;
+	f = ptr_frame(env, key);
+	slot = -(key->off + (int)key->var_off.value) - 1;
+	s = &f->stack[slot / XV_SLOT];
+	off = slot % XV_SLOT;
+	for (int i = off; i >= 0 && s->slot_type[i] == STACK_ZERO; i--)
+		zero_size++;
+	if (zero_size >= key_size) {
+		*value = 0;
+		return 0;
+	}
+	if (!is_spilled_scalar(s))
+		return -EOPNOTSUPP;
+	for (int i = off; i >= 0 && s->slot_type[i] == STACK_SPILL; i--)
+		spill_size++;
+	if (spill_size != key_size || !tnum_is_const(s->spilled.var_off))
+		return -EOPNOTSUPP;
+	*value = (int64_t)s->spilled.var_off.value;
+	return 0;
+}

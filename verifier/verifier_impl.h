@@ -318,6 +318,8 @@ int xv_stack_read(struct xv_env *env, int ptr_regno, int off, int size, int dst_
 /* Stack memory a helper reads (or writes, or fills when raw_mode). */
 int xv_check_stack_range(struct xv_env *env, int regno, int off, int size, bool zero_ok, bool write,
 			 bool raw_mode);
+/* A constant map key on the stack (array lookups that cannot miss); -EOPNOTSUPP if not. */
+int xv_stack_const_key(struct xv_env *env, int regno, int key_size, int64_t *value);
 
 /* mem.c */
 int xv_check_map_access(struct xv_env *env, int regno, int off, int size, bool zero_ok);

@@ -13,11 +13,10 @@
 # Veth peers that receive XDP frames run the decap program in pass-through
 # mode (no host address), which native XDP on veth needs.
 #
-# The balancer's connection table is per CPU (like katran's): a flow keeps
-# its real across ring changes as long as its packets meet one CPU, which
-# NIC RSS guarantees in production.  On veths, packets are processed on the
-# CPU of whoever sent them, so tests that check established flows across a
-# ring change set TOPO_PIN_CPU to run nginx and the client on one CPU.
+# On veths, packets are processed on the CPU of whoever sent them, so a
+# client that moves between CPUs shows the balancer each flow on several
+# CPUs; its connection table is shared by all CPUs, so no test pins
+# anything, and topo_shuffle moves a client between CPUs on purpose.
 #
 # Set T (namespace prefix, e.g. xlbt-c7-spread) and TOPO_TMP (scratch dir)
 # before calling topo_up; topo_down removes everything (call it from a trap).
@@ -71,7 +70,7 @@ http {
 }
 NGX
 	# its own log, not our stdout: a demo left running must not hold a caller's pipe open
-	ip netns exec "$T-r$i" $(topo_pin) "$NGINX" -c "$d/nginx.conf" -g 'daemon off;' \
+	ip netns exec "$T-r$i" "$NGINX" -c "$d/nginx.conf" -g 'daemon off;' \
 		</dev/null >>"$d/nginx.out" 2>&1 &
 	echo $! > "$d/nginx.pidof"
 	for _ in $(seq 50); do
@@ -185,4 +184,26 @@ xlbd_teardown() {
 }
 
 lbctl() { "$LBCTL" -s "$XLBD_SOCK" "$@"; }
-topo_pin() { [ -n "${TOPO_PIN_CPU:-}" ] && echo taskset -c "$TOPO_PIN_CPU"; }
+
+# topo_shuffle NS PID [GATE]: while PID runs, move every process of
+# namespace NS (e.g. cl: the clients) to another CPU every 100 ms, so each
+# of their flows meets every CPU of the balancer.  With GATE, they are kept
+# together on CPU 0 while the file GATE exists, then moved: a test removes
+# GATE after a ring change so that every flow then shows up on a CPU it
+# never met before the change (one CPU: nothing to do).
+topo_shuffle() {
+	local ns=$1 pid=$2 gate=${3:-} n cpu=0 p
+	n=$(nproc)
+	[ "$n" -ge 2 ] || return 0
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ -n "$gate" ] && [ -e "$gate" ]; then
+			cpu=0
+		else
+			cpu=$(( (cpu + 1) % n ))
+		fi
+		for p in $(ip netns pids "$T-$ns" 2>/dev/null); do
+			taskset -a -p -c $cpu "$p" >/dev/null 2>&1
+		done
+		sleep 0.1
+	done
+}

@@ -55,9 +55,9 @@ static void test_requests(void)
 
 		CHECK(xlb_request_parse(nul, sizeof(nul) - 1, &req, &err) == -EINVAL, "NUL byte");
 	}
-	big = malloc(XLB_API_MAX_REQUEST + 2);
-	memset(big, ' ', XLB_API_MAX_REQUEST + 1);
-	big[XLB_API_MAX_REQUEST + 1] = 0;
+	big = malloc(XLB_API_MAX_REQUEST_HARD + 2);
+	memset(big, ' ', XLB_API_MAX_REQUEST_HARD + 1);
+	big[XLB_API_MAX_REQUEST_HARD + 1] = 0;
 	CHECK(parse(big) == -E2BIG, "oversized");
 	free(big);
 	/* Deep nesting is refused by jansson's depth limit, not a stack overflow. */
@@ -247,10 +247,171 @@ static void test_config(void)
 	CHECK(cfg("vips: [{address: 10.0.0.1, port: '80'}]", &st) == -EINVAL, "quoted port is a string");
 }
 
+/* Issue 13 defect 3: a file that says nothing never means "delete everything". */
+static void test_empty_apply(void)
+{
+	static const char *const refused[] = { "", "\n\n  \n", "# just a comment\n", "{}", "vips:\n",
+					       "vips: null\n", "---\n" };
+	struct xlb_err err;
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		json_t *j = xlb_config_parse(refused[i], strlen(refused[i]), &err);
+
+		CHECK(j && xlb_config_check_apply(j, true, &err) == -EINVAL &&
+			      strstr(err.msg, "vips: []"),
+		      "'%s' not refused (%s)", refused[i], err.msg);
+		json_decref(j);
+	}
+	{
+		json_t *j = xlb_config_parse("vips: []\n", 9, &err);
+
+		CHECK(xlb_config_check_apply(j, false, &err) == -EINVAL && strstr(err.msg, "--allow-empty"),
+		      "vips: [] without allow_empty");
+		CHECK(!xlb_config_check_apply(j, true, &err), "vips: [] with allow_empty");
+		json_decref(j);
+		j = xlb_config_parse(yaml_cfg, strlen(yaml_cfg), &err);
+		CHECK(!xlb_config_check_apply(j, false, &err), "a real config");
+		json_decref(j);
+	}
+}
+
+/* Issue 13 defect 4: addresses that cannot be VIPs or reals are refused by name. */
+static void test_addresses(void)
+{
+	static const struct {
+		const char *addr, *why;
+	} bad[] = {
+		{ "0.0.0.0", "unspecified" },	 { "0.1.2.3", "unspecified" },
+		{ "255.255.255.255", "broadcast" }, { "224.0.0.1", "multicast" },
+		{ "239.255.1.1", "multicast" },	 { "240.0.0.1", "reserved" },
+		{ "127.0.0.1", "loopback" },	 { "169.254.1.1", "link-local" },
+		{ "::", "unspecified" },	 { "::1", "loopback" },
+		{ "ff02::1", "multicast" },	 { "fe80::1", "link-local" },
+		{ "::ffff:10.0.0.1", "IPv4-mapped" },
+	};
+	struct xlb_settings set;
+	struct xlb_state st;
+	struct xlb_err err;
+	struct xlb_vip_cfg v = { .port = 80, .proto = IPPROTO_TCP };
+	struct xlb_real_cfg r = { .weight = 1 };
+
+	xlb_settings_default(&set);
+	xlb_hc_default(&v.hc);
+	xlb_state_init(&st);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(!xlb_addr_parse(bad[i].addr, &v.addr), "parse %s", bad[i].addr);
+		CHECK(xlb_state_vip_add(&st, &set, &v, &err) == -EINVAL && strstr(err.msg, bad[i].why),
+		      "VIP %s: %s", bad[i].addr, err.msg);
+	}
+	CHECK(!xlb_addr_parse("10.0.0.1", &v.addr) && !xlb_state_vip_add(&st, &set, &v, &err),
+	      "good VIP: %s", err.msg);
+	CHECK(!xlb_addr_parse("10.0.0.2", &v.addr) && !xlb_state_vip_add(&st, &set, &v, &err),
+	      "second VIP: %s", err.msg);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(!xlb_addr_parse(bad[i].addr, &r.addr), "parse %s", bad[i].addr);
+		CHECK(xlb_state_real_add(&st, &set, &st.vips[0], &r, &err) == -EINVAL &&
+			      strstr(err.msg, bad[i].why),
+		      "real %s: %s", bad[i].addr, err.msg);
+	}
+	/* The VIP itself, or another VIP's address, as a real. */
+	for (int k = 0; k < 2; k++) {
+		r.addr = st.vips[k].addr;
+		CHECK(xlb_state_real_add(&st, &set, &st.vips[0], &r, &err) == -EINVAL &&
+			      strstr(err.msg, "VIP address"),
+		      "VIP %d as a real: %s", k, err.msg);
+	}
+	CHECK(st.vips[0].real_cnt == 0, "refused reals left a trace");
+	CHECK(!xlb_addr_parse("10.1.0.1", &r.addr) && !xlb_state_real_add(&st, &set, &st.vips[0], &r, &err),
+	      "good real: %s", err.msg);
+	/* A whole state (apply) with a real on a VIP address is refused too. */
+	st.vips[0].reals[0].addr = st.vips[1].addr;
+	CHECK(xlb_state_validate(&st, &set, &err) == -EINVAL && strstr(err.msg, "VIP address"),
+	      "validate: %s", err.msg);
+	xlb_state_free(&st);
+}
+
+/* A state of n VIPs x m reals, addresses from base; ids not set. */
+static void make_state(struct xlb_state *st, size_t n, size_t m, unsigned int base)
+{
+	xlb_state_init(st);
+	st->vips = calloc(n, sizeof(*st->vips));
+	for (size_t i = 0; i < n; i++) {
+		struct xlb_vip_cfg *v = &st->vips[i];
+		unsigned int a = base + (unsigned int)i;
+
+		v->addr.family = AF_INET;
+		v->addr.bytes[0] = 10, v->addr.bytes[1] = (uint8_t)(a >> 16);
+		v->addr.bytes[2] = (uint8_t)(a >> 8), v->addr.bytes[3] = (uint8_t)a;
+		v->port = 80;
+		v->proto = IPPROTO_TCP;
+		xlb_hc_default(&v->hc);
+		v->reals = calloc(m ? m : 1, sizeof(*v->reals));
+		for (size_t j = 0; j < m; j++) {
+			unsigned int b = (unsigned int)(i * m + j) + base;
+
+			v->reals[j].addr.family = AF_INET;
+			v->reals[j].addr.bytes[0] = 172, v->reals[j].addr.bytes[1] = (uint8_t)(b >> 16);
+			v->reals[j].addr.bytes[2] = (uint8_t)(b >> 8), v->reals[j].addr.bytes[3] = (uint8_t)b;
+			v->reals[j].weight = 1;
+		}
+		v->real_cnt = m;
+	}
+	st->vip_cnt = n;
+}
+
+/* Issue 13 defect 6: apply needs the capacity of the result only. */
+static void test_capacity(void)
+{
+	struct xlb_settings set;
+	struct xlb_state cur, next, empty;
+	struct xlb_err err = { 0 };
+
+	xlb_settings_default(&set);
+	set.max_vips = 64;
+	set.max_reals = 129; /* ids 1..128 */
+	xlb_state_init(&empty);
+	make_state(&cur, 2, 64, 1000);
+	CHECK(!xlb_state_assign_ids(&cur, &empty, &set, &err), "cur: %s", err.msg);
+	/* 64 other VIPs with 128 other reals replace them: only the result must fit. */
+	make_state(&next, 64, 2, 5000);
+	CHECK(!xlb_state_assign_ids(&next, &cur, &set, &err), "64 VIPs over 2 others: %s", err.msg);
+	xlb_state_free(&next);
+	xlb_state_free(&cur);
+	/* With room, fresh ids come first: the old ones are not reused soon. */
+	make_state(&cur, 2, 2, 1000);
+	CHECK(!xlb_state_assign_ids(&cur, &empty, &set, &err), "cur 2: %s", err.msg);
+	make_state(&next, 1, 2, 9000);
+	CHECK(!xlb_state_assign_ids(&next, &cur, &set, &err), "small: %s", err.msg);
+	for (size_t j = 0; j < next.vips[0].real_cnt; j++)
+		for (size_t i = 0; i < cur.vip_cnt; i++)
+			for (size_t k = 0; k < cur.vips[i].real_cnt; k++)
+				CHECK(next.vips[0].reals[j].id != cur.vips[i].reals[k].id,
+				      "an id of the old state reused while others were free");
+	CHECK(next.vips[0].id >= 2, "VIP id of the old state reused while others were free");
+	xlb_state_free(&next);
+	/* One too many is ENOSPC. */
+	make_state(&next, 65, 1, 5000);
+	CHECK(xlb_state_assign_ids(&next, &cur, &set, &err) == -ENOSPC, "65 VIPs fit in 64");
+	xlb_state_free(&next);
+	xlb_state_free(&cur);
+	/* The scale the limits are tested at: 4096 VIPs x 16 reals. */
+	set.max_vips = 4096;
+	set.max_reals = 65537;
+	make_state(&cur, 4096, 16, 1);
+	CHECK(!xlb_state_assign_ids(&cur, &empty, &set, &err), "4096 x 16: %s", err.msg);
+	make_state(&next, 4096, 16, 100000);
+	CHECK(!xlb_state_assign_ids(&next, &cur, &set, &err), "4096 x 16 replaced: %s", err.msg);
+	xlb_state_free(&next);
+	xlb_state_free(&cur);
+}
+
 int main(void)
 {
 	test_requests();
 	test_objects();
 	test_config();
+	test_empty_apply();
+	test_addresses();
+	test_capacity();
 	TEST_DONE("api");
 }

@@ -118,7 +118,7 @@ t0=$(now)
 site_lbctl 2 host drain >/dev/null || fail "host drain"
 site_wait_nexthops 2 5 || fail "lb2 not withdrawn"
 figure "graceful drain: lbctl host drain -> router down to 2 next hops in $(monitor_ms $t0 2) ms"
-site_lbctl 2 host drain --wait --timeout 15 || fail "lb2 not drained"
+site_lbctl 2 host drain --wait --wait-timeout 15 || fail "lb2 not drained"
 site_lbctl 2 host status | grep -q "drain: *drained" || fail "lb2 does not report drained"
 t0=$(now)
 site_lbctl 2 host resume >/dev/null || fail "host resume"

@@ -3,15 +3,17 @@
 
   client.py spread VIP N          N new connections, one GET each; prints
                                   {"counts": {"r1": n, ...}, "fails": n}
-  client.py hold VIP N SECONDS [READY_FILE]
+  client.py hold VIP N SECONDS [READY_FILE [GO_FILE]]
                                   N keep-alive connections, a GET on each
                                   every 100 ms for SECONDS; prints per
                                   connection the reals that answered and
                                   the errors seen.  READY_FILE is created
                                   once every connection got its first
-                                  answer (SECONDS count from then).
+                                  answer (SECONDS count from then); with
+                                  GO_FILE, the GETs wait until it exists.
 """
 import json
+import os
 import socket
 import sys
 import time
@@ -53,7 +55,7 @@ def spread(vip, n):
     print(json.dumps({'counts': counts, 'fails': fails, 'errors': errors}))
 
 
-def hold(vip, n, seconds, ready=None):
+def hold(vip, n, seconds, ready=None, go=None):
     conns = []
     for _ in range(n):
         s = socket.create_connection((vip, 80), timeout=2)
@@ -61,6 +63,8 @@ def hold(vip, n, seconds, ready=None):
         conns.append(c)
     if ready:
         open(ready, 'w').close()
+    while go and not os.path.exists(go):
+        time.sleep(0.01)
     end = time.time() + seconds
     while time.time() < end:
         for c in conns:
@@ -87,6 +91,7 @@ if __name__ == '__main__':
         spread(sys.argv[2], int(sys.argv[3]))
     elif mode == 'hold':
         hold(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
-             sys.argv[5] if len(sys.argv) > 5 else None)
+             sys.argv[5] if len(sys.argv) > 5 else None,
+             sys.argv[6] if len(sys.argv) > 6 else None)
     else:
         sys.exit('unknown mode ' + mode)

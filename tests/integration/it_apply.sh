@@ -77,6 +77,30 @@ lbctl apply -f "$TOPO_TMP/bad2.yaml"; [ $? = 2 ] || fail "syntax error exit code
 lbctl real del $VIP:80 10.9.9.9; [ $? = 1 ] || fail "refused request exit code"
 lbctl vip frobnicate; [ $? = 2 ] || fail "unknown verb exit code"
 "$LBCTL" -s "$TOPO_TMP/nope.sock" status; [ $? = 3 ] || fail "unreachable exit code"
+# Issue 13 defect 3: a file that says nothing is refused, never "delete everything".
+for f in "" "   \n\n" "# nothing here\n" "{}" "vips:\n" "vips: []\n"; do
+	printf "$f" > "$TOPO_TMP/empty.yaml"
+	lbctl apply -f "$TOPO_TMP/empty.yaml"; rc=$?
+	[ $rc = 2 ] || fail "apply of '$f' exited $rc"
+done
+# The daemon refuses them too, whatever the client (rc 1: a refusal).
+python3 - "$XLBD_SOCK" <<'PY' || fail "API accepted an empty config"
+import json, socket, sys
+for cfg in ({}, {"vips": None}, {"vips": []}):
+    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+    s.sendall((json.dumps({"v": 1, "op": "apply", "args": {"config": cfg}}) + "\n").encode())
+    r = json.loads(s.makefile().readline())
+    assert not r["ok"] and r["error"]["code"] == "EINVAL", (cfg, r)
+PY
+# Issue 13 defect 4: impossible addresses are refused with a reason (rc 1).
+for v in 0.0.0.0:80 255.255.255.255:80 224.0.0.1:80 127.0.0.1:80 "[::]:80" "[ff02::1]:80"; do
+	out=$(lbctl vip add $v 2>&1); rc=$?
+	[ $rc = 1 ] && [[ "$out" == *"no packet can be balanced"* ]] || fail "VIP $v: rc $rc $out"
+done
+for r in 0.0.0.0 255.255.255.255 224.0.0.5 127.0.0.1 169.254.0.1 $VIP; do
+	out=$(lbctl real add $VIP:80 $r 2>&1); rc=$?
+	[ $rc = 1 ] || fail "real $r: rc $rc $out"
+done
 lbctl -j export > "$TOPO_TMP/after.json"
 cmp -s "$TOPO_TMP/before.json" "$TOPO_TMP/after.json" || fail "a refused file changed the state"
 
@@ -101,4 +125,16 @@ sys.exit(not (0 < r <= n))' || fail "lbctl -j stats new_flows"
 grep -q '^xlb_reason_packets_total{reason="pass_not_vip"}' "$TOPO_TMP/metrics" || fail "reasons by name"
 grep -q '^xlb_real_up{' "$TOPO_TMP/metrics" && grep -q '^xlb_lru_hit_ratio ' "$TOPO_TMP/metrics" || fail "health/LRU metrics"
 [ "$(ip netns exec $T-lb curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/nope")" = 404 ] || fail "404"
+grep -q "^xlb_real_ring_slots{" "$TOPO_TMP/metrics" || fail "no ring slot metric"
+
+# Removing every VIP takes "vips: []" and --allow-empty; --dry-run counts it first.
+printf 'vips: []\n' > "$TOPO_TMP/none.yaml"
+lbctl apply -f "$TOPO_TMP/none.yaml" --dry-run --allow-empty | tee "$TOPO_TMP/dry-none"
+grep -q "not applied: 0 VIP(s) and 0 real(s) added, 1 VIP(s) and 2 real(s) removed" "$TOPO_TMP/dry-none" ||
+	fail "dry-run counts"
+[ "$(lbctl -j vip list | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["vips"]))')" = 1 ] ||
+	fail "dry run removed VIPs"
+lbctl apply -f "$TOPO_TMP/none.yaml" --allow-empty | grep -q "1 VIP(s) and 2 real(s) removed" || fail "allow-empty apply"
+[ "$(lbctl -j vip list | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["vips"]))')" = 0 ] ||
+	fail "vips: [] --allow-empty kept VIPs"
 echo PASS

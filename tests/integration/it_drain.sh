@@ -5,7 +5,6 @@
 set -u
 XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
 T=xlbt-c7-drn-$$
-TOPO_PIN_CPU=0
 source "$(dirname "$0")/it_lib.sh"
 it_begin
 
@@ -18,6 +17,7 @@ done
 # 24 long-lived connections for 5 s; r1 is drained after 1 s.
 client hold $VIP 24 5 "$TOPO_TMP/ready" > "$TOPO_TMP/hold.json" &
 holder=$!
+topo_shuffle cl $holder &
 for _ in $(seq 300); do [ -e "$TOPO_TMP/ready" ] && break; sleep 0.1; done
 [ -e "$TOPO_TMP/ready" ] || fail "long-lived connections not established"
 lbctl real drain $VIP:80 ${REALS[0]} || fail "drain"

@@ -73,4 +73,50 @@ echo "r3 lost the VIP: $out"
 echo "$out" | grep -q '"fails": 0' || fail "traffic not error-free: $out"
 ip -n $T-r3 addr add $VIP/32 dev lo
 wait_health ${REALS[2]} up || fail "r3 not back after the VIP returned"
+
+# A new real of a checked VIP waits for its first successful probe before it
+# takes traffic (new-real-wait probe): one that never answers stays out.
+lbctl vip set $VIP:80 hc tcp hc-interval 200 hc-timeout 150 hc-rise 2 hc-fall 2 || fail "tcp check"
+lbctl real add $VIP:80 10.10.19.2 || fail "add an unreachable real"
+lbctl -j real list $VIP:80 | python3 -c '
+import json, sys
+r = [x for x in json.load(sys.stdin)["reals"] if x["address"] == "10.10.19.2"][0]
+assert r["health"] == "waiting" and r["slots"] == 0, r' || fail "new real not waiting"
+sleep 1
+lbctl -j real list $VIP:80 | python3 -c '
+import json, sys
+r = [x for x in json.load(sys.stdin)["reals"] if x["address"] == "10.10.19.2"][0]
+assert r["slots"] == 0 and r["health"] in ("waiting", "down"), r' || fail "a real never probed up took slots"
+lbctl real del $VIP:80 10.10.19.2 || fail "del"
+# (its check port answers nothing at first, then the check moves to nginx's)
+lbctl vip add $VIP:8080/tcp hc tcp hc-port 81 hc-interval 200 hc-timeout 150 || fail "vip 8080"
+lbctl real add $VIP:8080 ${REALS[0]} || fail "real on 8080"
+sleep 1
+[ "$(lbctl -j real list $VIP:8080 | python3 -c 'import json,sys; print(json.load(sys.stdin)["reals"][0]["slots"])')" = 0 ] ||
+	fail "new real in the ring before a probe passed"
+lbctl vip set $VIP:8080 hc tcp hc-port 80 hc-interval 200 hc-timeout 150 || fail "check port 80"
+for _ in $(seq 50); do
+	[ "$(lbctl -j real list $VIP:8080 | python3 -c 'import json,sys; print(json.load(sys.stdin)["reals"][0]["slots"])')" = 65537 ] && break
+	sleep 0.1
+done
+[ "$(lbctl -j real list $VIP:8080 | python3 -c 'import json,sys; print(json.load(sys.stdin)["reals"][0]["slots"])')" = 65537 ] ||
+	fail "real not in the ring after its first probe"
+
+# Health verdicts survive a restart: r2 down with rise 2 and a 60 s interval
+# stays down after xlbd restarts, although its server is back (one pass
+# would not be enough; without the stored verdict it would start "unknown"
+# and count as up).
+lbctl vip set $VIP:80 hc tcp hc-interval 60000 hc-timeout 150 hc-rise 2 hc-fall 1 || fail "slow check"
+nginx_stop 2
+lbctl vip set $VIP:80 hc tcp hc-interval 200 hc-timeout 150 hc-rise 2 hc-fall 1 || fail "fast check"
+wait_health ${REALS[1]} down || fail "r2 not down"
+lbctl vip set $VIP:80 hc tcp hc-interval 60000 hc-timeout 150 hc-rise 2 hc-fall 1 || fail "slow check"
+xlbd_stop
+nginx_start 2 || fail "nginx r2"
+xlbd_start "$XLBD" "$LB_OBJ" || fail "xlbd restart"
+sleep 1
+lbctl -j health | python3 -c "
+import json, sys
+r = [x for x in json.load(sys.stdin)['reals'] if x['real'] == '${REALS[1]}' and x['vip'].endswith(':80/tcp')][0]
+assert r['health'] == 'down' and r['slots'] == 0, r" || fail "health verdict not kept across the restart"
 echo PASS

@@ -4,7 +4,7 @@
 # skip checks, scratch dir and cleanup.
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/topology.sh"
 
-client() { ip netns exec "$T-cl" $(topo_pin) python3 "$(dirname "${BASH_SOURCE[0]}")/client.py" "$@"; }
+client() { ip netns exec "$T-cl" python3 "$(dirname "${BASH_SOURCE[0]}")/client.py" "$@"; }
 
 # The start of every it_*.sh: skip checks, scratch dir, cleanup on any exit.
 it_begin() {

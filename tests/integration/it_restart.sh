@@ -7,7 +7,6 @@
 set -u
 XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
 T=xlbt-c7-rst-$$
-TOPO_PIN_CPU=0
 source "$(dirname "$0")/it_lib.sh"
 it_begin
 
@@ -21,6 +20,7 @@ prog_before=$(lbctl -j status | python3 -c 'import json,sys; print(json.load(sys
 
 client hold $VIP 24 6 "$TOPO_TMP/ready" > "$TOPO_TMP/hold.json" &
 holder=$!
+topo_shuffle cl $holder &
 for _ in $(seq 300); do [ -e "$TOPO_TMP/ready" ] && break; sleep 0.1; done
 [ -e "$TOPO_TMP/ready" ] || fail "long-lived connections not established"
 kill -9 $XLBD_PID

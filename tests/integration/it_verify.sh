@@ -41,11 +41,58 @@ if [ $verdict = 1 ]; then
 	ip -n $T-lb link show l0 | grep -q "prog/xdp" && fail "interface touched after refusal"
 	# --verify warn (or off) overrides, loudly.
 	XLBD_VERIFY=warn xlbd_start "$XLBD" "$LB_OBJ" || fail "xlbd --verify warn"
-	grep -q "attaching anyway" "$TOPO_TMP/xlbd.log" || fail "no warning for the override"
+	grep -q "loading anyway" "$TOPO_TMP/xlbd.log" || fail "no warning for the override"
 	lbctl -j status | grep -q '"result": *"rejected"' || fail "status hides the rejection"
 else
 	XLBD_VERIFY=enforce xlbd_start "$XLBD" "$LB_OBJ" || fail "xlbd refused an accepted object"
 	lbctl -j status | grep -q '"result": *"accepted"' || fail "status does not show acceptance"
 fi
 lbctl status
+lbctl -j status | python3 -c '
+import json, sys
+h = json.load(sys.stdin)["dataplane"]["healthcheck_program"]
+assert h["verifier"]["result"] == "accepted" and h["attached"], h' || fail "healthcheck object not verified"
+
+# Every object xlbd loads goes through the gate, read once: the bytes verified
+# are the bytes loaded.  A healthcheck object xlb's verifier rejects is not
+# loaded under enforce (probes fall back to direct ones).
+xlbd_stop
+ip netns exec $T-lb "$XLBD" --cleanup -i l0 --pin-root "$XLBD_PINS" -d "$TOPO_TMP/state" -o "$LB_OBJ" \
+	>> "$TOPO_TMP/xlbd.log" 2>&1 || fail "cleanup"
+mkdir "$TOPO_TMP/objs"
+cp "$LB_OBJ" "$TOPO_TMP/objs/balancer.bpf.o"
+cat > "$TOPO_TMP/bad_hc.c" <<'C'
+#include <linux/bpf.h>
+__attribute__((section("tc"), used)) int xlb_healthcheck(struct __sk_buff *skb)
+{
+	/* reads the packet without checking it against data_end */
+	return *(volatile int *)(long)skb->data;
+}
+char _license[] __attribute__((section("license"), used)) = "GPL";
+C
+clang -target bpf -O2 -I/usr/include/$(uname -m)-linux-gnu -c "$TOPO_TMP/bad_hc.c" \
+	-o "$TOPO_TMP/objs/healthcheck.bpf.o" || fail "build the rejected healthcheck object"
+"$LBCTL" verify "$TOPO_TMP/objs/healthcheck.bpf.o" >/dev/null 2>&1
+[ $? = 1 ] || fail "xlb's verifier accepts the bad healthcheck object"
+XLBD_SOCK_SAVE=$XLBD_SOCK
+ip netns exec $T-lb strace -f -qq -e trace=openat -o "$TOPO_TMP/strace" "$XLBD" -i l0 -g "$GW_MAC" \
+	--src4 $SRC4 -s "$XLBD_SOCK" -d "$TOPO_TMP/state" --pin-root "$XLBD_PINS" \
+	-o "$TOPO_TMP/objs/balancer.bpf.o" -m 0 </dev/null >> "$TOPO_TMP/xlbd.log" 2>&1 &
+XLBD_PID=$!
+for _ in $(seq 100); do "$LBCTL" -s "$XLBD_SOCK" status >/dev/null 2>&1 && break; sleep 0.1; done
+lbctl -j status | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["dataplane"]
+h = d["healthcheck_program"]
+assert d["verifier"]["result"] == "accepted", d["verifier"]
+assert h["verifier"]["result"] == "rejected" and not h["attached"], h' || fail "rejected healthcheck loaded"
+for o in balancer healthcheck; do
+	n=$(grep -c "openat(.*objs/$o.bpf.o" "$TOPO_TMP/strace")
+	[ "$n" = 1 ] || fail "$o.bpf.o opened $n times (verified bytes must be the loaded ones)"
+done
+echo "balancer.bpf.o and healthcheck.bpf.o: each opened once, verified and loaded from memory"
+# Stop the traced xlbd itself (its pid starts strace's lines), then strace.
+kill "$(awk 'NR == 1 {print $1}' "$TOPO_TMP/strace")"
+wait $XLBD_PID
+XLBD_PID=
 echo PASS

@@ -15,6 +15,9 @@
 #define R4 4
 #define R5 5
 #define R6 6
+#define R7 7
+#define R8 8
+#define R9 9
 #define FP 10
 #define ACCEPT .result = VCASE_ACCEPT
 #define REJECT(msg) .result = VCASE_REJECT, .errstr = (msg)
@@ -155,6 +158,55 @@ const struct vcase vcases_gaps[] = {
 	{ "pointer: a negated pointer cannot be dereferenced", XBPF_PROG_XDP, {
 		NEG64(R1), LDX(W, R0, R1, 0), EXIT() },
 		REJECT("R1 invalid mem access 'scalar'") },
+	/* ---- array lookups with a constant key cannot miss (false reject) ------- */
+	{ "const key: array lookup with key 0 needs no null check", XBPF_PROG_XDP, {
+		ST(W, FP, -4, 0), MOV64X(R2, FP), A64K(ADD, R2, -4), LD_MAP(R1, 0),
+		CALL_HELPER(BPF_FUNC_map_lookup_elem), LDX(DW, R0, R0, 0), MOV64K(R0, 0), EXIT() },
+		.maps = { ARRAY_4_48(0) }, .map_cnt = 1, ACCEPT },
+	{ "const key: array lookup with a spilled constant key 3", XBPF_PROG_XDP, {
+		MOV32K(R3, 3), STX(W, FP, R3, -8), MOV64X(R2, FP), A64K(ADD, R2, -8), LD_MAP(R1, 0),
+		CALL_HELPER(BPF_FUNC_map_lookup_elem), LDX(DW, R0, R0, 0), MOV64K(R0, 0), EXIT() },
+		.maps = { ARRAY_4_48(0) }, .map_cnt = 1, ACCEPT },
+	{ "const key: array lookup with key 4 of 4 entries may miss", XBPF_PROG_XDP, {
+		ST(W, FP, -4, 4), MOV64X(R2, FP), A64K(ADD, R2, -4), LD_MAP(R1, 0),
+		CALL_HELPER(BPF_FUNC_map_lookup_elem), LDX(DW, R0, R0, 0), MOV64K(R0, 0), EXIT() },
+		.maps = { ARRAY_4_48(0) }, .map_cnt = 1, REJECT("R0 invalid mem access 'map_value_or_null'") },
+	{ "const key: array lookup with an unknown key may miss", XBPF_PROG_XDP, {
+		LDX(W, R3, R1, XDP_MD(rx_queue_index)), STX(W, FP, R3, -4), MOV64X(R2, FP),
+		A64K(ADD, R2, -4), LD_MAP(R1, 0), CALL_HELPER(BPF_FUNC_map_lookup_elem),
+		LDX(DW, R0, R0, 0), MOV64K(R0, 0), EXIT() },
+		.maps = { ARRAY_4_48(0) }, .map_cnt = 1, REJECT("R0 invalid mem access 'map_value_or_null'") },
+	{ "const key: the null check of a lookup that cannot miss is decided", XBPF_PROG_XDP, {
+		ST(W, FP, -4, 1), MOV64X(R2, FP), A64K(ADD, R2, -4), LD_MAP(R1, 0),
+		CALL_HELPER(BPF_FUNC_map_lookup_elem), JK(JNE, R0, 0, 1), STX(DW, FP, FP, -16),
+		MOV64K(R0, 0), EXIT() }, .maps = { ARRAY_4_48(0) }, .map_cnt = 1, ACCEPT },
+
+	/* ---- encodings on paths never walked (false reject) --------------------- */
+	{ "dead code: reserved fields of an ALU insn no path reaches", XBPF_PROG_XDP, {
+		MOV64K(R0, 0), JK(JEQ, R0, 0, 1), INSN(XBPF_ALU64 | XBPF_ADD | XBPF_K, R1, R3, 0, 1),
+		EXIT() }, ACCEPT },
+	{ "dead code: reserved fields of an ALU insn a path reaches", XBPF_PROG_XDP, {
+		MOV64K(R0, 0), JK(JNE, R0, 0, 1), INSN(XBPF_ALU64 | XBPF_ADD | XBPF_K, R1, R3, 0, 1),
+		EXIT() }, REJECT("BPF_ALU uses reserved fields") },
+	{ "dead code: register 12 where no path goes", XBPF_PROG_XDP, {
+		MOV64K(R0, 0), JK(JEQ, R0, 0, 1), MOV64X(12, R1), EXIT() }, ACCEPT },
+	{ "dead code: an unknown opcode is refused anywhere", XBPF_PROG_XDP, {
+		MOV64K(R0, 0), JK(JEQ, R0, 0, 1), INSN(0xff, 0, 0, 0, 0), EXIT() },
+		REJECT("unknown opcode ff") },
+	{ "dead code: LDX reserved fields are refused anywhere", XBPF_PROG_XDP, {
+		MOV64K(R0, 0), JK(JEQ, R0, 0, 1), INSN(XBPF_LDX | XBPF_MEM | XBPF_W, R0, R1, 0, 1),
+		EXIT() }, REJECT("BPF_LDX uses reserved fields") },
+
+	/* ---- jset ---------------------------------------------------------------- */
+	{ "jset32: a known-set bit gives a lower bound", XBPF_PROG_XDP, {
+		LDX(W, R7, R1, XDP_MD(rx_queue_index)), MOV64K(R0, 0), J32K(JSET, R7, 0x10, 1), EXIT(),
+		J32K(JGE, R7, 0x10, 1), LDX(B, R8, R9, 0), EXIT() }, ACCEPT },
+	{ "jset: the false branch forgets the range before clearing the bits", XBPF_PROG_XDP, {
+		MOV64K(R0, 0), LDX(W, R6, R1, XDP_MD(rx_queue_index)), A64K(AND, R6, 0x3f),
+		JK(JGT, R6, 40, 12), JK(JSET, R6, 1, 11), ST(W, FP, -4, 0), MOV64X(R2, FP),
+		A64K(ADD, R2, -4), LD_MAP(R1, 0), CALL_HELPER(BPF_FUNC_map_lookup_elem),
+		JK(JNE, R0, 0, 1), EXIT(), A64X(ADD, R0, R6), LDX(DW, R0, R0, 0), MOV64K(R0, 0), EXIT() },
+		.maps = { ARRAY_4_48(0) }, .map_cnt = 1, REJECT("invalid access to map value") },
 };
 
 const size_t vcase_gaps_cnt = sizeof(vcases_gaps) / sizeof(vcases_gaps[0]);

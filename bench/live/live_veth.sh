@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# live_veth.sh - native XDP on veth, Mpps the load balancer handles, xlb vs
+# the seeds' test_xdp_noinline, over flows {1, 16k, 1M} and 1 or 2 sender
+# cores, runs interleaved (xlb, seed, xlb, seed ...).
+#
+# Topology (names carry this shell's pid): lbgA in this namespace, lbgB in
+# netns lbgn, a veth pair with two queues each way.  lbgen (BPF_PROG_RUN
+# live frames, one thread per core, pinned on purpose: a thread generates
+# on its CPU and the LB runs there in the same softirq) builds every frame
+# for its flow and sends it into lbgA; the LB runs in native XDP on lbgB and
+# XDP_TXes back (lbgen's sink drops it on lbgA).  The figure is the LB's
+# own counter of VIP packets per second (xlb: per-VIP stats; seed: its
+# stats[512]), cross-checked against what lbgen sent.
+#
+#   live_veth.sh BUILD_DIR SEED_OBJ|- OUT_DIR [PAIRS] [SECONDS]
+# writes OUT_DIR/live-<lb>-f<flows>-t<threads>-<pair>.json (lbgen summaries).
+set -euo pipefail
+build=$1 seed_obj=$2 out=$3 pairs=${4:-3} secs=${5:-3}
+ns=lbgn$$ a=lbgA$$ b=lbgB$$
+mkdir -p "$out"
+cleanup() {
+	ip netns del "$ns" 2>/dev/null || true
+	ip link del "$a" 2>/dev/null || true
+}
+trap cleanup EXIT
+ip netns add "$ns"
+ip link add "$a" numtxqueues 2 numrxqueues 2 type veth peer name "$b" numtxqueues 2 numrxqueues 2 netns "$ns"
+ip link set "$a" up
+ip -n "$ns" link set "$b" up
+vip=198.18.0.42
+
+attach() { # attach LB on lbgB, fresh (a new program: empty LRU, zero counters)
+	ip -n "$ns" link set dev "$b" xdp off 2>/dev/null || true
+	if [ "$1" = xlb ]; then
+		ip netns exec "$ns" "$build/tests/dataplane/xlb-testctl" balancer \
+			"$build/dataplane/balancer.bpf.o" "$b" 02:00:00:00:00:fe 10.255.0.0/16 \
+			$vip 80 ip 10.1.0.1 10.1.0.2 10.1.0.3 >/dev/null
+	else
+		ip netns exec "$ns" "$build/bench/live/xlb-bench-attach" "$seed_obj" "$b" $vip >/dev/null
+	fi
+}
+
+lbs=xlb
+[ "$seed_obj" != - ] && lbs="xlb seed"
+for flows in 1 16384 1000000; do
+	for threads in 1 2; do
+		for pair in $(seq 1 "$pairs"); do
+			for lb in $lbs; do
+				attach "$lb"
+				"$build/lbgen/lbgen" -i "$a" -d $vip -t "$threads" --flows "$flows" \
+					--duration "$secs" -q --lb-dev "$b@$ns" --egress "$b@$ns" \
+					--json "$out/live-$lb-f$flows-t$threads-$pair.json" >/dev/null
+			done
+		done
+	done
+done
