@@ -217,6 +217,13 @@ int main(int argc, char **argv)
 		xlbd_config_merge_stored(c, &stored);
 	d->settings = c->set;
 
+	/* Nothing to attach (the packaged config, until edited): a config error, not a crash loop. */
+	if (!strcmp(c->backend, "kernel") && !d->settings.iface_cnt && !c->cleanup) {
+		xlbd_log(LOG_ERR, "no interface configured: nothing to attach (name interfaces in %s "
+			 "or give -i)", c->config ? c->config : "the config file");
+		ret = XLBD_EXIT_CONFIG;
+		goto out;
+	}
 	if (open_backend(d))
 		goto out;
 	if (c->cleanup) {

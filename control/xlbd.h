@@ -42,6 +42,9 @@
 #define XLB_VERSION "0.1.0"
 #endif
 
+/* Exit code of a start the configuration makes impossible (EX_CONFIG): no restart loop. */
+#define XLBD_EXIT_CONFIG 78
+
 /* What xlbd last pushed to the dataplane, per VIP id and per real id. */
 struct shadow_vip {
 	bool present;

@@ -2,7 +2,9 @@
 /*
  * libxbpf_internal.h - the internals that the runtime core, the verifier and
  * the engines share (libbpf's libbpf_internal.h): the log macros, the
- * errno helpers and the versioned-options checks.  Not installed, not part
+ * errno helpers, the versioned-options checks and the contexts' layouts
+ * (context field offsets are offsetof() of the kernel's UAPI structs, since
+ * program images run unchanged; no part spells an offset as a number).  Not installed, not part
  * of any public contract.
  */
 #ifndef XBPF_LIBXBPF_INTERNAL_H
@@ -12,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <linux/bpf.h> /* struct xdp_md, struct __sk_buff: the contexts' UAPI layouts */
 
 #include "xbpf.h"
 

@@ -123,7 +123,92 @@ enum xbpf_prog_type {
 	XBPF_PROG_RAW_MEM,
 };
 
-/* Opcode descriptor: what one 8-bit opcode may carry. */
+/*
+ * The opcode list: every opcode of the ISA, once.  X(code, NAME, mnemonic,
+ * fmt, size, is64, uses_src_reg) per opcode; NAME is a C token unique per
+ * opcode (the interpreter makes its labels of it), fmt the suffix of an
+ * enum xbpf_opfmt constant, size the memory access width in bytes (0: none).
+ * The descriptor table (opcodes.c), the interpreter's dispatch tables and
+ * the tests are expanded from this list, so an opcode added here is a
+ * compile error in every engine until it handles it.
+ */
+#define XBPF_OPCODES(X)                                                                            \
+	XBPF__ALU_CLASS(X, XBPF_ALU, ALU32, "32", false)                                           \
+	XBPF__ALU_CLASS(X, XBPF_ALU64, ALU64, "64", true)                                          \
+	/* Byte swaps: imm is the width; ALU64 only has the unconditional bswap. */                \
+	X(XBPF_ALU | XBPF_END | XBPF_TO_LE, ALU32_LE, "le", ALU_UN, 0, false, false)               \
+	X(XBPF_ALU | XBPF_END | XBPF_TO_BE, ALU32_BE, "be", ALU_UN, 0, false, false)               \
+	X(XBPF_ALU64 | XBPF_END | XBPF_TO_LE, ALU64_BSWAP, "bswap", ALU_UN, 0, true, false)        \
+	XBPF__JMP_CLASS(X, XBPF_JMP, JMP64, "", true)                                              \
+	XBPF__JMP_CLASS(X, XBPF_JMP32, JMP32, "32", false)                                         \
+	X(XBPF_JMP | XBPF_JA, JMP64_JA, "ja", JA, 0, true, false)                                  \
+	X(XBPF_JMP32 | XBPF_JA, JMP32_JA, "gotol", JA, 0, false, false)                            \
+	X(XBPF_JMP | XBPF_CALL, JMP64_CALL, "call", CALL, 0, true, false)                          \
+	X(XBPF_JMP | XBPF_EXIT, JMP64_EXIT, "exit", EXIT, 0, true, false)                          \
+	X(XBPF_LD | XBPF_IMM | XBPF_DW, LD_IMM64, "lddw", LDIMM64, 8, true, false)                 \
+	X(XBPF_LD | XBPF_ABS | XBPF_W, LD_ABS_W, "ldabsw", LDABS, 4, false, false)                 \
+	X(XBPF_LD | XBPF_ABS | XBPF_H, LD_ABS_H, "ldabsh", LDABS, 2, false, false)                 \
+	X(XBPF_LD | XBPF_ABS | XBPF_B, LD_ABS_B, "ldabsb", LDABS, 1, false, false)                 \
+	X(XBPF_LD | XBPF_IND | XBPF_W, LD_IND_W, "ldindw", LDABS, 4, false, true)                  \
+	X(XBPF_LD | XBPF_IND | XBPF_H, LD_IND_H, "ldindh", LDABS, 2, false, true)                  \
+	X(XBPF_LD | XBPF_IND | XBPF_B, LD_IND_B, "ldindb", LDABS, 1, false, true)                  \
+	X(XBPF_LDX | XBPF_MEM | XBPF_W, LDX_W, "ldxw", LDX, 4, false, true)                        \
+	X(XBPF_LDX | XBPF_MEM | XBPF_H, LDX_H, "ldxh", LDX, 2, false, true)                        \
+	X(XBPF_LDX | XBPF_MEM | XBPF_B, LDX_B, "ldxb", LDX, 1, false, true)                        \
+	X(XBPF_LDX | XBPF_MEM | XBPF_DW, LDX_DW, "ldxdw", LDX, 8, true, true)                      \
+	X(XBPF_LDX | XBPF_MEMSX | XBPF_W, LDX_SW, "ldxsw", LDX, 4, false, true)                    \
+	X(XBPF_LDX | XBPF_MEMSX | XBPF_H, LDX_SH, "ldxsh", LDX, 2, false, true)                    \
+	X(XBPF_LDX | XBPF_MEMSX | XBPF_B, LDX_SB, "ldxsb", LDX, 1, false, true)                    \
+	X(XBPF_ST | XBPF_MEM | XBPF_W, ST_W, "stw", ST, 4, false, false)                           \
+	X(XBPF_ST | XBPF_MEM | XBPF_H, ST_H, "sth", ST, 2, false, false)                           \
+	X(XBPF_ST | XBPF_MEM | XBPF_B, ST_B, "stb", ST, 1, false, false)                           \
+	X(XBPF_ST | XBPF_MEM | XBPF_DW, ST_DW, "stdw", ST, 8, true, false)                         \
+	X(XBPF_STX | XBPF_MEM | XBPF_W, STX_W, "stxw", STX, 4, false, true)                        \
+	X(XBPF_STX | XBPF_MEM | XBPF_H, STX_H, "stxh", STX, 2, false, true)                        \
+	X(XBPF_STX | XBPF_MEM | XBPF_B, STX_B, "stxb", STX, 1, false, true)                        \
+	X(XBPF_STX | XBPF_MEM | XBPF_DW, STX_DW, "stxdw", STX, 8, true, true)                      \
+	X(XBPF_STX | XBPF_ATOMIC | XBPF_W, ATOMIC_W, "atomic32", ATOMIC, 4, false, true)           \
+	X(XBPF_STX | XBPF_ATOMIC | XBPF_DW, ATOMIC_DW, "atomic64", ATOMIC, 8, true, true)
+
+/* One ALU class: twelve binary operations in K and X form, and neg. */
+#define XBPF__ALU_CLASS(X, CLS, PFX, SFX, IS64)                                                    \
+	XBPF__ALU_PAIR(X, CLS, PFX, SFX, IS64, ADD, "add")                                         \
+	XBPF__ALU_PAIR(X, CLS, PFX, SFX, IS64, SUB, "sub")                                         \
+	XBPF__ALU_PAIR(X, CLS, PFX, SFX, IS64, MUL, "mul")                                         \
+	XBPF__ALU_PAIR(X, CLS, PFX, SFX, IS64, DIV, "div")                                         \
+	XBPF__ALU_PAIR(X, CLS, PFX, SFX, IS64, OR, "or")                                           \
+	XBPF__ALU_PAIR(X, CLS, PFX, SFX, IS64, AND, "and")                                         \
+	XBPF__ALU_PAIR(X, CLS, PFX, SFX, IS64, LSH, "lsh")                                         \
+	XBPF__ALU_PAIR(X, CLS, PFX, SFX, IS64, RSH, "rsh")                                         \
+	XBPF__ALU_PAIR(X, CLS, PFX, SFX, IS64, MOD, "mod")                                         \
+	XBPF__ALU_PAIR(X, CLS, PFX, SFX, IS64, XOR, "xor")                                         \
+	XBPF__ALU_PAIR(X, CLS, PFX, SFX, IS64, MOV, "mov")                                         \
+	XBPF__ALU_PAIR(X, CLS, PFX, SFX, IS64, ARSH, "arsh")                                       \
+	X((CLS) | XBPF_NEG | XBPF_K, PFX##_NEG, "neg" SFX, ALU_UN, 0, IS64, false)
+
+#define XBPF__ALU_PAIR(X, CLS, PFX, SFX, IS64, OP, MN)                                             \
+	X((CLS) | XBPF_##OP | XBPF_K, PFX##_##OP##_K, MN SFX, ALU, 0, IS64, false)                 \
+	X((CLS) | XBPF_##OP | XBPF_X, PFX##_##OP##_X, MN SFX, ALU, 0, IS64, true)
+
+/* One jump class: eleven conditions in K and X form. */
+#define XBPF__JMP_CLASS(X, CLS, PFX, SFX, IS64)                                                    \
+	XBPF__JMP_PAIR(X, CLS, PFX, SFX, IS64, JEQ, "jeq")                                         \
+	XBPF__JMP_PAIR(X, CLS, PFX, SFX, IS64, JGT, "jgt")                                         \
+	XBPF__JMP_PAIR(X, CLS, PFX, SFX, IS64, JGE, "jge")                                         \
+	XBPF__JMP_PAIR(X, CLS, PFX, SFX, IS64, JSET, "jset")                                       \
+	XBPF__JMP_PAIR(X, CLS, PFX, SFX, IS64, JNE, "jne")                                         \
+	XBPF__JMP_PAIR(X, CLS, PFX, SFX, IS64, JSGT, "jsgt")                                       \
+	XBPF__JMP_PAIR(X, CLS, PFX, SFX, IS64, JSGE, "jsge")                                       \
+	XBPF__JMP_PAIR(X, CLS, PFX, SFX, IS64, JLT, "jlt")                                         \
+	XBPF__JMP_PAIR(X, CLS, PFX, SFX, IS64, JLE, "jle")                                         \
+	XBPF__JMP_PAIR(X, CLS, PFX, SFX, IS64, JSLT, "jslt")                                       \
+	XBPF__JMP_PAIR(X, CLS, PFX, SFX, IS64, JSLE, "jsle")
+
+#define XBPF__JMP_PAIR(X, CLS, PFX, SFX, IS64, OP, MN)                                             \
+	X((CLS) | XBPF_##OP | XBPF_K, PFX##_##OP##_K, MN SFX, JCOND, 0, IS64, false)               \
+	X((CLS) | XBPF_##OP | XBPF_X, PFX##_##OP##_X, MN SFX, JCOND, 0, IS64, true)
+
+/* How an opcode's fields are laid out; the engines dispatch on it. */
 enum xbpf_opfmt {
 	XBPF_FMT_INVALID = 0,
 	XBPF_FMT_ALU,	 /* dst op= src/imm */
@@ -140,16 +225,23 @@ enum xbpf_opfmt {
 	XBPF_FMT_EXIT,
 };
 
+/* Opcode descriptor: what one 8-bit opcode may carry. */
 struct xbpf_opdesc {
-	const char *mnemonic; /* "add64", "ldxw", "jeq", ... */
+	const char *mnemonic; /* "add64", "ldxw", "jeq", ...; NULL if invalid */
 	enum xbpf_opfmt fmt;
 	uint8_t size;	   /* memory access width in bytes, 0 if none */
 	bool is64;	   /* ALU64 / JMP (not JMP32) */
 	bool uses_src_reg; /* src_reg is a register operand */
 };
 
+/* The 256 descriptors, expanded from XBPF_OPCODES (opcodes.c). */
+extern const struct xbpf_opdesc xbpf_opcode_table[256];
+
 /* Descriptor of an opcode; fmt == XBPF_FMT_INVALID if the opcode is unknown. */
-const struct xbpf_opdesc *xbpf_opcode_desc(uint8_t code);
+static inline const struct xbpf_opdesc *xbpf_opcode_desc(uint8_t code)
+{
+	return &xbpf_opcode_table[code];
+}
 
 /* Length in slots of the instruction at insns[idx] (2 for ld_imm64). */
 static inline int xbpf_insn_len(const struct xbpf_insn *insn)
@@ -166,6 +258,51 @@ static inline bool xbpf_insn_is_helper_call(const struct xbpf_insn *insn)
 {
 	return insn->code == (XBPF_JMP | XBPF_CALL) && insn->src_reg == 0;
 }
+
+/* A jump (ja, gotol or conditional), not a call or an exit. */
+static inline bool xbpf_insn_is_jump(const struct xbpf_insn *insn)
+{
+	enum xbpf_opfmt fmt = xbpf_opcode_desc(insn->code)->fmt;
+
+	return fmt == XBPF_FMT_JA || fmt == XBPF_FMT_JCOND;
+}
+
+/* Target slot of the jump at insns[idx] (gotol keeps its offset in imm). */
+static inline int64_t xbpf_jump_target(const struct xbpf_insn *insn, size_t idx)
+{
+	if (insn->code == (XBPF_JMP32 | XBPF_JA))
+		return (int64_t)idx + insn->imm + 1;
+	return (int64_t)idx + insn->off + 1;
+}
+
+/* A reference to a function entry: bpf-to-bpf call or callback address (ld_imm64 PSEUDO_FUNC). */
+static inline bool xbpf_insn_is_func_ref(const struct xbpf_insn *insn)
+{
+	return xbpf_insn_is_pseudo_call(insn) ||
+	       (insn->code == (XBPF_LD | XBPF_DW | XBPF_IMM) && insn->src_reg == XBPF_PSEUDO_FUNC);
+}
+
+/* Entry slot named by the function reference at insns[idx]. */
+static inline int64_t xbpf_func_ref_target(const struct xbpf_insn *insn, size_t idx)
+{
+	return (int64_t)idx + insn->imm + 1;
+}
+
+/* An instruction after which control never falls through to the next slot. */
+static inline bool xbpf_insn_ends_block(const struct xbpf_insn *insn)
+{
+	return insn->code == (XBPF_JMP | XBPF_EXIT) || insn->code == (XBPF_JMP | XBPF_JA) ||
+	       insn->code == (XBPF_JMP32 | XBPF_JA);
+}
+
+/*
+ * Functions of a program, given as the sorted first slots of func_cnt
+ * functions (func_start[0] == 0; func_cnt >= 1).  xbpf_func_of(): index of
+ * the function holding slot idx.  xbpf_func_at(): index of the function
+ * starting at slot idx, or -1.  Both are binary searches.
+ */
+uint32_t xbpf_func_of(const uint32_t *func_start, uint32_t func_cnt, uint32_t idx);
+int xbpf_func_at(const uint32_t *func_start, uint32_t func_cnt, int64_t idx);
 
 /*
  * Check the encoding of insns[idx] alone: known opcode, registers in range,

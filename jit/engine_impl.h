@@ -2,8 +2,8 @@
 /*
  * engine_impl.h - private contract between the VM front end (vm.c), the
  * interpreter (interp.c), the shared JIT pass driver (jit_support.c) and the
- * per-architecture JIT back ends (jit_x86_64.c, jit_arm64.c; meson picks the
- * host's).
+ * per-architecture JIT back ends (jit_x86_64.c, jit_arm64.c; both are built,
+ * the host's runs).
  */
 #ifndef XBPF_ENGINE_IMPL_H
 #define XBPF_ENGINE_IMPL_H
@@ -44,20 +44,34 @@ uint64_t __xbpf_interp_run_err(const struct xbpf_exec_prog *prog, uint64_t r1, u
 /* Stack bytes the interpreter gives the function at insn `start`: depth rounded to 16, 512 if unknown. */
 uint32_t __xbpf_interp_frame_size(const struct xbpf_exec_prog *prog, uint32_t start);
 
+/*
+ * What every engine runs, checked once for all of them (vm.c before it picks
+ * an engine, the JIT driver again for its direct callers): an encoding the
+ * opcode table accepts (isa/), and none of the forms only the kernel can
+ * give a meaning to: ld_imm64 whose map or BTF reference is still unresolved
+ * (src_reg other than 0 and PSEUDO_FUNC after xbpf_prog__resolve_maps()) and
+ * kfunc calls.  0 or -EINVAL with a static message in *ret_msg (if given).
+ */
+int __xbpf_engine_check_insn(const struct xbpf_insn *insns, uint32_t cnt, uint32_t idx,
+			     const char **ret_msg);
+
 /* ---- JIT --------------------------------------------------------------- */
 
 /* Extra scratch register a back end provides for constant blinding. */
 #define XBPF_REG_AX 11
 
 /*
- * State of one emit pass.  A back end's emit() writes the whole program,
- * function after function, starting each function at a fresh offset.  While
- * image is NULL it only counts bytes.  Jump and call targets come from
- * insn_off[] / func_off[] of the previous pass (first pass: estimates);
- * emit() fills them for the next one.  The driver repeats sizing passes until
- * the size converges, then emits into an RW mapping, patches calls with the
- * final addresses in one more pass, checks the size did not change, and maps
- * the image RX.
+ * State of one emit pass.  The driver (jit_support.c) walks the program
+ * function after function and instruction after instruction, recording
+ * insn_off[] and func_off[], and calls the back end's prologue, translate
+ * (one instruction) and epilogue.  While image is NULL the back end only
+ * counts bytes.  Jump and call targets come from insn_off[] / func_off[]:
+ * already this pass's for earlier code, the previous pass's (first pass:
+ * estimates) for later code; prev_insn_off[] / prev_func_off[] hold the
+ * whole previous pass.  The driver repeats sizing passes until no offset
+ * changes, then emits into an RW mapping, patches calls with the final
+ * addresses in one more pass, checks the size did not change, and maps the
+ * image RX.
  */
 struct xbpf_jit_ctx {
 	const struct xbpf_exec_prog *prog;
@@ -66,17 +80,55 @@ struct xbpf_jit_ctx {
 	size_t pos;	      /* bytes emitted so far in this pass */
 	uint32_t *insn_off;   /* [insn_cnt + 1]: native offset of each insn */
 	uint32_t *func_off;   /* [func_cnt + 1]: native offset of each function */
+	const uint32_t *prev_insn_off; /* the previous pass's insn_off[] */
+	const uint32_t *prev_func_off; /* the previous pass's func_off[] */
 	int pass;
 	bool final_pass;      /* image != NULL and every offset is final */
-	void *arch_priv;
+	int err;	      /* sticky emission error (image overflow, out of range) */
 };
 
+/* Index of the function a call or callback reference at insns[idx] names (checked: exists). */
+static inline int __xbpf_jit_callee(const struct xbpf_jit_ctx *ctx, uint32_t idx)
+{
+	const struct xbpf_exec_prog *prog = ctx->prog;
+
+	return xbpf_func_at(prog->func_start, prog->func_cnt,
+			    xbpf_func_ref_target(&prog->insns[idx], idx));
+}
+
+/* One function as the driver hands it to a back end. */
+struct xbpf_jit_func {
+	uint32_t idx;	     /* function index */
+	uint32_t start, end; /* instruction slots [start, end) */
+	/*
+	 * BPF stack bytes below R10, rounded up to 16: the verifier's depth,
+	 * 512 for unverified programs, 0 when the function never uses R10.
+	 */
+	uint32_t stack;
+	/* Bit r: the function names BPF register r (R6 implicitly for LD_ABS/LD_IND). */
+	uint16_t regs_used;
+};
+
+/*
+ * A back end.  Both have the same shape: prologue and epilogue of one
+ * function, and translate(), one instruction dispatched on its format in
+ * the opcode table; each returns 0 or -errno (-ENOTSUP: cannot JIT, the VM
+ * then runs the interpreter).  Emission errors go to ctx->err.
+ */
 struct xbpf_jit_arch {
 	const char *name;
-	/* Emit every function of ctx->prog; 0 or -errno (-ENOTSUP: cannot JIT). */
-	int (*emit)(struct xbpf_jit_ctx *ctx);
+	size_t max_image; /* largest image the back end's branches reach */
+	int (*prologue)(struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn);
+	int (*translate)(struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn, uint32_t idx);
+	int (*epilogue)(struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn);
 };
 
+/*
+ * Both back ends are built on every host (emitting is portable C), so that
+ * tests can compile for the other architecture too; only the host's runs.
+ */
+extern const struct xbpf_jit_arch __xbpf_jit_x86_64;
+extern const struct xbpf_jit_arch __xbpf_jit_arm64;
 /* The back end for the host architecture, or NULL when there is none. */
 extern const struct xbpf_jit_arch *const __xbpf_jit_host_arch;
 

@@ -5,8 +5,8 @@
  * Dispatch is threaded code: one label per opcode and a 256-entry table of
  * label addresses (GCC "labels as values"), so each handler ends in its own
  * indirect jump and the branch predictor learns per-opcode successors.  The
- * opcode set is the one of isa/opcodes.c; every opcode outside it lands on
- * L_invalid.
+ * tables are expanded from the ISA's opcode list (XBPF_OPCODES in
+ * xbpf_isa.h); every opcode outside it lands on L_invalid.
  *
  * Semantics are the kernel's, including the corners a C compiler would
  * leave undefined: division by zero gives 0 and modulo by zero leaves the
@@ -39,9 +39,6 @@
 /* Jumps an unverified program may take before it is stopped. */
 #define UNVERIFIED_JUMP_BUDGET (1u << 26)
 
-/* __sk_buff data / data_end, for the legacy LD_ABS / LD_IND packet loads. */
-#define SKB_DATA_OFF 76
-#define SKB_DATA_END_OFF 80
 
 struct call_frame {
 	const struct xbpf_insn *ret_pc; /* the call instruction */
@@ -53,19 +50,11 @@ struct call_frame {
 /* Stack bytes of the function starting at insn `start` (or containing it). */
 uint32_t __xbpf_interp_frame_size(const struct xbpf_exec_prog *prog, uint32_t start)
 {
-	uint32_t lo = 0, hi = prog->func_cnt, depth;
+	uint32_t depth;
 
 	if (!prog->stack_depth || !prog->func_start || !prog->func_cnt)
 		return XBPF_STACK_SIZE;
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (prog->func_start[mid] <= start)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	depth = (prog->stack_depth[lo] + 15u) & ~15u;
+	depth = (prog->stack_depth[xbpf_func_of(prog->func_start, prog->func_cnt, start)] + 15u) & ~15u;
 	return depth > XBPF_STACK_SIZE ? XBPF_STACK_SIZE : depth;
 }
 
@@ -144,8 +133,8 @@ static inline uint64_t sext(uint64_t v, int16_t bits)
 /* Legacy packet load: big-endian, bounds-checked; false ends the program with R0 = 0. */
 static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 {
-	uint64_t data = LOAD(uint32_t, skb + SKB_DATA_OFF);
-	uint64_t data_end = LOAD(uint32_t, skb + SKB_DATA_END_OFF);
+	uint64_t data = LOAD(uint32_t, skb + offsetof(struct __sk_buff, data));
+	uint64_t data_end = LOAD(uint32_t, skb + offsetof(struct __sk_buff, data_end));
 
 	if (off < 0 || data + (uint64_t)off + size > data_end)
 		return false;
@@ -169,50 +158,26 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 #pragma GCC diagnostic ignored "-Winitializer-overrides"
 #endif
 
-/* Table entries: X(opcode, label). */
-#define ALU_ENTRIES(X)                                                                             \
-	X(0x04, A32K_ADD) X(0x0c, A32X_ADD) X(0x07, A64K_ADD) X(0x0f, A64X_ADD)                    \
-	X(0x14, A32K_SUB) X(0x1c, A32X_SUB) X(0x17, A64K_SUB) X(0x1f, A64X_SUB)                    \
-	X(0x24, A32K_MUL) X(0x2c, A32X_MUL) X(0x27, A64K_MUL) X(0x2f, A64X_MUL)                    \
-	X(0x34, A32K_DIV) X(0x3c, A32X_DIV) X(0x37, A64K_DIV) X(0x3f, A64X_DIV)                    \
-	X(0x44, A32K_OR) X(0x4c, A32X_OR) X(0x47, A64K_OR) X(0x4f, A64X_OR)                        \
-	X(0x54, A32K_AND) X(0x5c, A32X_AND) X(0x57, A64K_AND) X(0x5f, A64X_AND)                    \
-	X(0x64, A32K_LSH) X(0x6c, A32X_LSH) X(0x67, A64K_LSH) X(0x6f, A64X_LSH)                    \
-	X(0x74, A32K_RSH) X(0x7c, A32X_RSH) X(0x77, A64K_RSH) X(0x7f, A64X_RSH)                    \
-	X(0x84, A32_NEG) X(0x87, A64_NEG)                                                          \
-	X(0x94, A32K_MOD) X(0x9c, A32X_MOD) X(0x97, A64K_MOD) X(0x9f, A64X_MOD)                    \
-	X(0xa4, A32K_XOR) X(0xac, A32X_XOR) X(0xa7, A64K_XOR) X(0xaf, A64X_XOR)                    \
-	X(0xb4, A32K_MOV) X(0xbc, A32X_MOV) X(0xb7, A64K_MOV) X(0xbf, A64X_MOV)                    \
-	X(0xc4, A32K_ARSH) X(0xcc, A32X_ARSH) X(0xc7, A64K_ARSH) X(0xcf, A64X_ARSH)                \
-	X(0xd4, A32_LE) X(0xdc, A32_BE) X(0xd7, A64_BSWAP)
-
-#define MEM_ENTRIES(X)                                                                             \
-	X(0x18, LDDW)                                                                              \
-	X(0x20, LDABS_W) X(0x28, LDABS_H) X(0x30, LDABS_B)                                         \
-	X(0x40, LDIND_W) X(0x48, LDIND_H) X(0x50, LDIND_B)                                         \
-	X(0x61, LDX_W) X(0x69, LDX_H) X(0x71, LDX_B) X(0x79, LDX_DW)                               \
-	X(0x81, LDXS_W) X(0x89, LDXS_H) X(0x91, LDXS_B)                                            \
-	X(0x62, ST_W) X(0x6a, ST_H) X(0x72, ST_B) X(0x7a, ST_DW)                                   \
-	X(0x63, STX_W) X(0x6b, STX_H) X(0x73, STX_B) X(0x7b, STX_DW)                               \
-	X(0xc3, ATOMIC_W) X(0xdb, ATOMIC_DW)                                                       \
-	X(0x85, CALL) X(0x95, EXIT)
-
-#define JMP_ENTRIES(X)                                                                             \
-	X(0x05, JA) X(0x06, GOTOL)                                                                 \
-	X(0x15, J64K_JEQ) X(0x1d, J64X_JEQ) X(0x16, J32K_JEQ) X(0x1e, J32X_JEQ)                    \
-	X(0x25, J64K_JGT) X(0x2d, J64X_JGT) X(0x26, J32K_JGT) X(0x2e, J32X_JGT)                    \
-	X(0x35, J64K_JGE) X(0x3d, J64X_JGE) X(0x36, J32K_JGE) X(0x3e, J32X_JGE)                    \
-	X(0x45, J64K_JSET) X(0x4d, J64X_JSET) X(0x46, J32K_JSET) X(0x4e, J32X_JSET)                \
-	X(0x55, J64K_JNE) X(0x5d, J64X_JNE) X(0x56, J32K_JNE) X(0x5e, J32X_JNE)                    \
-	X(0x65, J64K_JSGT) X(0x6d, J64X_JSGT) X(0x66, J32K_JSGT) X(0x6e, J32X_JSGT)                \
-	X(0x75, J64K_JSGE) X(0x7d, J64X_JSGE) X(0x76, J32K_JSGE) X(0x7e, J32X_JSGE)                \
-	X(0xa5, J64K_JLT) X(0xad, J64X_JLT) X(0xa6, J32K_JLT) X(0xae, J32X_JLT)                    \
-	X(0xb5, J64K_JLE) X(0xbd, J64X_JLE) X(0xb6, J32K_JLE) X(0xbe, J32X_JLE)                    \
-	X(0xc5, J64K_JSLT) X(0xcd, J64X_JSLT) X(0xc6, J32K_JSLT) X(0xce, J32X_JSLT)                \
-	X(0xd5, J64K_JSLE) X(0xdd, J64X_JSLE) X(0xd6, J32K_JSLE) X(0xde, J32X_JSLE)
-
-#define FAST_ENTRY(code, label) [code] = &&L_##label,
-#define BUDGET_ENTRY(code, label) [code] = &&L_budget,
+/*
+ * Dispatch tables, expanded from the one opcode list (XBPF_OPCODES): the
+ * handler of opcode NAME is label L_NAME, so an opcode the list gains and
+ * this file lacks does not compile.  The budget table sends the jumps (JA
+ * and JCOND formats) through L_budget first.
+ */
+#define FAST_ENTRY(CODE, NAME, MN, FMT, SIZE, IS64, SRC) [CODE] = &&L_##NAME,
+#define BUDGET_ENTRY(CODE, NAME, MN, FMT, SIZE, IS64, SRC) [CODE] = BUDGET_##FMT(NAME),
+#define BUDGET_JA(NAME) &&L_budget
+#define BUDGET_JCOND(NAME) &&L_budget
+#define BUDGET_ALU(NAME) &&L_##NAME
+#define BUDGET_ALU_UN(NAME) &&L_##NAME
+#define BUDGET_LDIMM64(NAME) &&L_##NAME
+#define BUDGET_LDABS(NAME) &&L_##NAME
+#define BUDGET_LDX(NAME) &&L_##NAME
+#define BUDGET_ST(NAME) &&L_##NAME
+#define BUDGET_STX(NAME) &&L_##NAME
+#define BUDGET_ATOMIC(NAME) &&L_##NAME
+#define BUDGET_CALL(NAME) &&L_##NAME
+#define BUDGET_EXIT(NAME) &&L_##NAME
 
 #define DST reg[pc->dst_reg]
 #define SRC reg[pc->src_reg]
@@ -233,40 +198,40 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 	} while (0)
 
 #define ALU_BIN(NAME, OP)                                                                          \
-	L_A64X_##NAME : DST = DST OP SRC;                                                          \
+	L_ALU64_##NAME##_X : DST = DST OP SRC;                                                     \
 	NEXT();                                                                                    \
-	L_A64K_##NAME : DST = DST OP IMM;                                                          \
+	L_ALU64_##NAME##_K : DST = DST OP IMM;                                                     \
 	NEXT();                                                                                    \
-	L_A32X_##NAME : DST = (uint32_t)((uint32_t)DST OP(uint32_t) SRC);                          \
+	L_ALU32_##NAME##_X : DST = (uint32_t)((uint32_t)DST OP(uint32_t) SRC);                     \
 	NEXT();                                                                                    \
-	L_A32K_##NAME : DST = (uint32_t)((uint32_t)DST OP IMM32);                                  \
+	L_ALU32_##NAME##_K : DST = (uint32_t)((uint32_t)DST OP IMM32);                             \
 	NEXT();
 
 #define ALU_SHIFT(NAME, OP)                                                                        \
-	L_A64X_##NAME : DST = DST OP(SRC & 63);                                                    \
+	L_ALU64_##NAME##_X : DST = DST OP(SRC & 63);                                               \
 	NEXT();                                                                                    \
-	L_A64K_##NAME : DST = DST OP(IMM & 63);                                                    \
+	L_ALU64_##NAME##_K : DST = DST OP(IMM & 63);                                               \
 	NEXT();                                                                                    \
-	L_A32X_##NAME : DST = (uint32_t)((uint32_t)DST OP(SRC & 31));                              \
+	L_ALU32_##NAME##_X : DST = (uint32_t)((uint32_t)DST OP(SRC & 31));                         \
 	NEXT();                                                                                    \
-	L_A32K_##NAME : DST = (uint32_t)((uint32_t)DST OP(IMM32 & 31));                            \
+	L_ALU32_##NAME##_K : DST = (uint32_t)((uint32_t)DST OP(IMM32 & 31));                       \
 	NEXT();
 
 #define JCOND(NAME, OP, T64, T32)                                                                  \
-	L_J64X_##NAME : if ((T64)DST OP(T64) SRC) pc += pc->off;                                   \
+	L_JMP64_##NAME##_X : if ((T64)DST OP(T64) SRC) pc += pc->off;                              \
 	NEXT();                                                                                    \
-	L_J64K_##NAME : if ((T64)DST OP(T64) IMM) pc += pc->off;                                   \
+	L_JMP64_##NAME##_K : if ((T64)DST OP(T64) IMM) pc += pc->off;                              \
 	NEXT();                                                                                    \
-	L_J32X_##NAME : if ((T32)DST OP(T32) SRC) pc += pc->off;                                   \
+	L_JMP32_##NAME##_X : if ((T32)DST OP(T32) SRC) pc += pc->off;                              \
 	NEXT();                                                                                    \
-	L_J32K_##NAME : if ((T32)DST OP(T32) IMM) pc += pc->off;                                   \
+	L_JMP32_##NAME##_K : if ((T32)DST OP(T32) IMM) pc += pc->off;                              \
 	NEXT();
 
 #define LDX(NAME, T)                                                                               \
 	L_LDX_##NAME : DST = LOAD(T, ADDR(SRC));                                                   \
 	NEXT();
 #define LDXS(NAME, T)                                                                              \
-	L_LDXS_##NAME : DST = (uint64_t)(int64_t)LOAD(T, ADDR(SRC));                               \
+	L_LDX_S##NAME : DST = (uint64_t)(int64_t)LOAD(T, ADDR(SRC));                               \
 	NEXT();
 #define ST(NAME, T)                                                                                \
 	L_ST_##NAME : STORE(T, ADDR(DST), IMM);                                                    \
@@ -331,11 +296,11 @@ uint64_t __xbpf_interp_run_err(const struct xbpf_exec_prog *prog, uint64_t r1, u
 {
 	static const void *const jt_fast[256] = {
 		[0 ... 255] = &&L_invalid,
-		ALU_ENTRIES(FAST_ENTRY) MEM_ENTRIES(FAST_ENTRY) JMP_ENTRIES(FAST_ENTRY)
+		XBPF_OPCODES(FAST_ENTRY)
 	};
 	static const void *const jt_budget[256] = {
 		[0 ... 255] = &&L_invalid,
-		ALU_ENTRIES(FAST_ENTRY) MEM_ENTRIES(FAST_ENTRY) JMP_ENTRIES(BUDGET_ENTRY)
+		XBPF_OPCODES(BUDGET_ENTRY)
 	};
 	uint8_t stack[XBPF_MAX_CALL_FRAMES * XBPF_STACK_SIZE] __attribute__((aligned(16)));
 	struct call_frame frames[XBPF_MAX_CALL_FRAMES];
@@ -364,65 +329,65 @@ uint64_t __xbpf_interp_run_err(const struct xbpf_exec_prog *prog, uint64_t r1, u
 	ALU_SHIFT(LSH, <<)
 	ALU_SHIFT(RSH, >>)
 
-L_A64X_ARSH:
+L_ALU64_ARSH_X:
 	DST = (uint64_t)((int64_t)DST >> (SRC & 63));
 	NEXT();
-L_A64K_ARSH:
+L_ALU64_ARSH_K:
 	DST = (uint64_t)((int64_t)DST >> (IMM & 63));
 	NEXT();
-L_A32X_ARSH:
+L_ALU32_ARSH_X:
 	DST = (uint32_t)((int32_t)DST >> (SRC & 31));
 	NEXT();
-L_A32K_ARSH:
+L_ALU32_ARSH_K:
 	DST = (uint32_t)((int32_t)DST >> (IMM32 & 31));
 	NEXT();
 
-L_A64X_DIV:
+L_ALU64_DIV_X:
 	DST = div64(DST, SRC, pc->off == 1);
 	NEXT();
-L_A64K_DIV:
+L_ALU64_DIV_K:
 	DST = div64(DST, IMM, pc->off == 1);
 	NEXT();
-L_A32X_DIV:
+L_ALU32_DIV_X:
 	DST = div32(DST, SRC, pc->off == 1);
 	NEXT();
-L_A32K_DIV:
+L_ALU32_DIV_K:
 	DST = div32(DST, IMM32, pc->off == 1);
 	NEXT();
-L_A64X_MOD:
+L_ALU64_MOD_X:
 	DST = mod64(DST, SRC, pc->off == 1);
 	NEXT();
-L_A64K_MOD:
+L_ALU64_MOD_K:
 	DST = mod64(DST, IMM, pc->off == 1);
 	NEXT();
-L_A32X_MOD:
+L_ALU32_MOD_X:
 	DST = mod32(DST, SRC, pc->off == 1);
 	NEXT();
-L_A32K_MOD:
+L_ALU32_MOD_K:
 	DST = mod32(DST, IMM32, pc->off == 1);
 	NEXT();
 
-L_A64X_MOV:
+L_ALU64_MOV_X:
 	DST = pc->off ? sext(SRC, pc->off) : SRC;
 	NEXT();
-L_A64K_MOV:
+L_ALU64_MOV_K:
 	DST = IMM;
 	NEXT();
-L_A32X_MOV:
+L_ALU32_MOV_X:
 	DST = (uint32_t)(pc->off ? sext(SRC, pc->off) : SRC);
 	NEXT();
-L_A32K_MOV:
+L_ALU32_MOV_K:
 	DST = IMM32;
 	NEXT();
 
-L_A64_NEG:
+L_ALU64_NEG:
 	DST = -DST;
 	NEXT();
-L_A32_NEG:
+L_ALU32_NEG:
 	DST = (uint32_t)-(uint32_t)DST;
 	NEXT();
 
-L_A32_LE:
+L_ALU32_LE:
 	switch (pc->imm) {
 	case 16:
 		DST = (uint16_t)DST;
@@ -436,8 +401,8 @@ L_A32_LE:
 		FAULT(-EINVAL);
 	}
 	NEXT();
-L_A32_BE:
-L_A64_BSWAP:
+L_ALU32_BE:
+L_ALU64_BSWAP:
 	switch (pc->imm) {
 	case 16:
 		DST = __builtin_bswap16((uint16_t)DST);
@@ -453,7 +418,7 @@ L_A64_BSWAP:
 	}
 	NEXT();
 
-L_LDDW:
+L_LD_IMM64:
 	DST = (uint32_t)pc[0].imm | ((uint64_t)(uint32_t)pc[1].imm << 32);
 	pc += 2;
 	DISPATCH();
@@ -472,17 +437,17 @@ L_LDDW:
 	ATOMIC(W, uint32_t)
 	ATOMIC(DW, uint64_t)
 
-	LD_PKT(LDABS_W, 4, pc->imm)
-	LD_PKT(LDABS_H, 2, pc->imm)
-	LD_PKT(LDABS_B, 1, pc->imm)
-	LD_PKT(LDIND_W, 4, (int32_t)((uint32_t)SRC + IMM32))
-	LD_PKT(LDIND_H, 2, (int32_t)((uint32_t)SRC + IMM32))
-	LD_PKT(LDIND_B, 1, (int32_t)((uint32_t)SRC + IMM32))
+	LD_PKT(LD_ABS_W, 4, pc->imm)
+	LD_PKT(LD_ABS_H, 2, pc->imm)
+	LD_PKT(LD_ABS_B, 1, pc->imm)
+	LD_PKT(LD_IND_W, 4, (int32_t)((uint32_t)SRC + IMM32))
+	LD_PKT(LD_IND_H, 2, (int32_t)((uint32_t)SRC + IMM32))
+	LD_PKT(LD_IND_B, 1, (int32_t)((uint32_t)SRC + IMM32))
 
-L_JA:
+L_JMP64_JA:
 	pc += pc->off;
 	NEXT();
-L_GOTOL:
+L_JMP32_JA:
 	pc += pc->imm;
 	NEXT();
 
@@ -497,24 +462,24 @@ L_GOTOL:
 	JCOND(JSLT, <, int64_t, int32_t)
 	JCOND(JSLE, <=, int64_t, int32_t)
 
-L_J64X_JSET:
+L_JMP64_JSET_X:
 	if (DST & SRC)
 		pc += pc->off;
 	NEXT();
-L_J64K_JSET:
+L_JMP64_JSET_K:
 	if (DST & IMM)
 		pc += pc->off;
 	NEXT();
-L_J32X_JSET:
+L_JMP32_JSET_X:
 	if ((uint32_t)DST & (uint32_t)SRC)
 		pc += pc->off;
 	NEXT();
-L_J32K_JSET:
+L_JMP32_JSET_K:
 	if ((uint32_t)DST & IMM32)
 		pc += pc->off;
 	NEXT();
 
-L_CALL:
+L_JMP64_CALL:
 	if (pc->src_reg == 0) {
 		xbpf_helper_fn fn = xbpf_helper_impl(pc->imm);
 
@@ -543,7 +508,7 @@ L_CALL:
 	}
 	FAULT(-EINVAL); /* kfuncs exist only in the kernel */
 
-L_EXIT:
+L_JMP64_EXIT:
 	if (depth == 0)
 		return reg[0];
 	{

@@ -277,18 +277,11 @@ static inline uint32_t a64_pop(int rt, int rt2)
 
 /* ---- emission ---------------------------------------------------------- */
 
-struct a64_state {
-	struct xbpf_jit_ctx *ctx;
-	int err;
-};
-
-static void emit(struct a64_state *st, uint32_t insn)
+static void emit(struct xbpf_jit_ctx *ctx, uint32_t insn)
 {
-	struct xbpf_jit_ctx *ctx = st->ctx;
-
 	if (ctx->image) {
 		if (ctx->pos + 4 > ctx->image_cap) {
-			st->err = -ENOSPC;
+			ctx->err = -ENOSPC;
 			return;
 		}
 		/* A64 instructions are little-endian words. */
@@ -301,7 +294,7 @@ static void emit(struct a64_state *st, uint32_t insn)
 }
 
 /* rd = val with as few MOVZ/MOVN/MOVK as the value allows. */
-static void emit_mov_imm(struct a64_state *st, bool is64, int rd, uint64_t val)
+static void emit_mov_imm(struct xbpf_jit_ctx *ctx, bool is64, int rd, uint64_t val)
 {
 	int chunks = is64 ? 4 : 2;
 	int zeros = 0, ones = 0;
@@ -331,56 +324,46 @@ static void emit_mov_imm(struct a64_state *st, bool is64, int rd, uint64_t val)
 		if (c == skip)
 			continue;
 		if (first) {
-			emit(st, a64_movw(opc, is64, rd, opc == 0 ? (uint16_t)~c : c, 16 * i));
+			emit(ctx, a64_movw(opc, is64, rd, opc == 0 ? (uint16_t)~c : c, 16 * i));
 			first = false;
 		} else {
-			emit(st, a64_movw(3, is64, rd, c, 16 * i));
+			emit(ctx, a64_movw(3, is64, rd, c, 16 * i));
 		}
 	}
 	if (first) /* every chunk equals skip: 0 or all ones */
-		emit(st, a64_movw(opc, is64, rd, 0, 0));
+		emit(ctx, a64_movw(opc, is64, rd, 0, 0));
 }
 
 /* rd = val in exactly four instructions (the value is an address known late). */
-static void emit_mov_addr(struct a64_state *st, int rd, uint64_t val)
+static void emit_mov_addr(struct xbpf_jit_ctx *ctx, int rd, uint64_t val)
 {
-	emit(st, a64_movw(2, true, rd, val & 0xffff, 0));
+	emit(ctx, a64_movw(2, true, rd, val & 0xffff, 0));
 	for (int shift = 16; shift < 64; shift += 16)
-		emit(st, a64_movw(3, true, rd, (val >> shift) & 0xffff, shift));
+		emit(ctx, a64_movw(3, true, rd, (val >> shift) & 0xffff, shift));
 }
 
-static inline void emit_mov_reg(struct a64_state *st, bool is64, int rd, int rm)
+static inline void emit_mov_reg(struct xbpf_jit_ctx *ctx, bool is64, int rd, int rm)
 {
-	emit(st, a64_dp_reg(A64_ORR_R, is64, rd, A64_ZR, rm));
+	emit(ctx, a64_dp_reg(A64_ORR_R, is64, rd, A64_ZR, rm));
 }
 
 /* rd = rn + imm (not SP); uses tmp when the immediate does not fit. */
-static void emit_add_imm(struct a64_state *st, bool is64, int rd, int rn, int64_t imm, int tmp)
+static void emit_add_imm(struct xbpf_jit_ctx *ctx, bool is64, int rd, int rn, int64_t imm, int tmp)
 {
 	uint64_t mag = imm < 0 ? -(uint64_t)imm : (uint64_t)imm;
 	uint32_t base = imm < 0 ? A64_SUB_I : A64_ADD_I;
 
 	if (mag < 4096) {
-		emit(st, a64_addsub_imm(base, is64, rd, rn, mag, false));
+		emit(ctx, a64_addsub_imm(base, is64, rd, rn, mag, false));
 	} else if ((mag & 0xfff) == 0 && mag < (1u << 24)) {
-		emit(st, a64_addsub_imm(base, is64, rd, rn, mag >> 12, true));
+		emit(ctx, a64_addsub_imm(base, is64, rd, rn, mag >> 12, true));
 	} else {
-		emit_mov_imm(st, is64, tmp, (uint64_t)imm);
-		emit(st, a64_dp_reg(A64_ADD_R, is64, rd, rn, tmp));
+		emit_mov_imm(ctx, is64, tmp, (uint64_t)imm);
+		emit(ctx, a64_dp_reg(A64_ADD_R, is64, rd, rn, tmp));
 	}
 }
 
 /* ---- prologue / epilogue ----------------------------------------------- */
-
-static uint32_t frame_size(const struct xbpf_exec_prog *prog, uint32_t func)
-{
-	uint32_t depth = prog->stack_depth ? prog->stack_depth[func] : 0;
-
-	/* Unverified code was not proven to stay within its declared depth. */
-	if (!prog->verified && depth < XBPF_STACK_SIZE)
-		depth = XBPF_STACK_SIZE;
-	return (depth + 15) & ~15u;
-}
 
 /* Callee-saved register pairs a function may need, pushed in this order. */
 static const uint8_t saved_pairs[][2] = {
@@ -390,71 +373,66 @@ static const uint8_t saved_pairs[][2] = {
 };
 #define NR_SAVED_PAIRS (sizeof(saved_pairs) / sizeof(saved_pairs[0]))
 
-struct a64_func {
-	uint32_t idx;
-	uint32_t start, end;   /* insn range */
-	uint32_t save;	       /* bit p: saved_pairs[p] is pushed */
-	uint32_t stack;	       /* bytes of BPF stack below R10 */
-	uint32_t old_epilogue; /* epilogue offset of the previous pass */
-};
-
 /*
- * Which callee-saved pairs the function touches: small noinline functions
- * (hashes, parsers) then skip most of the pushes and pops.  Deterministic
- * per function, so the epilogue has a known size for exits to find it.
+ * Bit p: the function pushes saved_pairs[p], because it names their BPF
+ * registers; small noinline functions (hashes, parsers) then skip most of
+ * the pushes and pops.  Deterministic per function, so the epilogue has a
+ * known size for exits to find it.
  */
-static void plan_frame(const struct xbpf_exec_prog *prog, struct a64_func *fn)
+static uint32_t saved_mask(const struct xbpf_jit_func *fn)
 {
-	uint32_t used = 0;
+	uint32_t used = fn->regs_used;
 
-	for (uint32_t i = fn->start; i < fn->end; i += xbpf_insn_len(&prog->insns[i])) {
-		const struct xbpf_insn *insn = &prog->insns[i];
-
-		used |= 1u << insn->dst_reg | 1u << insn->src_reg;
-		if (XBPF_CLASS(insn->code) == XBPF_LD &&
-		    (XBPF_MODE(insn->code) == XBPF_ABS || XBPF_MODE(insn->code) == XBPF_IND))
-			used |= 1u << 6; /* the context, implicitly */
-	}
-	fn->save = (used & (3u << 6) ? 1u : 0) | (used & (3u << 8) ? 2u : 0) | (used & (1u << 10) ? 4u : 0);
-	/* Without R10 nothing can reach a stack of this function. */
-	fn->stack = used & (1u << 10) ? frame_size(prog, fn->idx) : 0;
+	return (used & (3u << 6) ? 1u : 0) | (used & (3u << 8) ? 2u : 0) |
+	       (used & (1u << XBPF_REG_FP) ? 4u : 0);
 }
 
-static uint32_t epilogue_bytes(const struct a64_func *fn)
+static uint32_t epilogue_bytes(const struct xbpf_jit_func *fn)
 {
-	return 4 * (4 + (uint32_t)__builtin_popcount(fn->save));
+	return 4 * (4 + (uint32_t)__builtin_popcount(saved_mask(fn)));
 }
 
-static void emit_prologue(struct a64_state *st, const struct a64_func *fn)
+/* The previous pass's offset of fn's epilogue (it ends the function): where exits go. */
+static uint32_t old_epilogue(const struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn)
 {
-	emit(st, a64_push(A64_FP, A64_LR));
-	emit(st, a64_addsub_imm(A64_ADD_I, true, A64_FP, A64_SP, 0, false));
+	return ctx->prev_func_off[fn->idx + 1] - epilogue_bytes(fn);
+}
+
+static int prologue(struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn)
+{
+	uint32_t save = saved_mask(fn);
+
+	emit(ctx, a64_push(A64_FP, A64_LR));
+	emit(ctx, a64_addsub_imm(A64_ADD_I, true, A64_FP, A64_SP, 0, false));
 	for (uint32_t p = 0; p < NR_SAVED_PAIRS; p++)
-		if (fn->save & 1u << p)
-			emit(st, a64_push(saved_pairs[p][0], saved_pairs[p][1]));
-	if (!(fn->save & 4))
-		return;
+		if (save & 1u << p)
+			emit(ctx, a64_push(saved_pairs[p][0], saved_pairs[p][1]));
+	if (!(save & 4))
+		return 0;
 	/* R10 = top of this function's BPF stack. */
-	emit(st, a64_addsub_imm(A64_ADD_I, true, A64_X25, A64_SP, 0, false));
+	emit(ctx, a64_addsub_imm(A64_ADD_I, true, A64_X25, A64_SP, 0, false));
 	/* SUB (immediate) is the form that may name SP; stack < 16 MiB. */
 	if (fn->stack >> 12)
-		emit(st, a64_addsub_imm(A64_SUB_I, true, A64_SP, A64_SP, fn->stack >> 12, true));
+		emit(ctx, a64_addsub_imm(A64_SUB_I, true, A64_SP, A64_SP, fn->stack >> 12, true));
 	if (fn->stack & 0xfff)
-		emit(st, a64_addsub_imm(A64_SUB_I, true, A64_SP, A64_SP, fn->stack & 0xfff, false));
+		emit(ctx, a64_addsub_imm(A64_SUB_I, true, A64_SP, A64_SP, fn->stack & 0xfff, false));
+	return 0;
 }
 
-static void emit_epilogue(struct a64_state *st, const struct a64_func *fn)
+static int epilogue(struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn)
 {
-	uint32_t pushed = 16 * (uint32_t)__builtin_popcount(fn->save);
+	uint32_t save = saved_mask(fn);
+	uint32_t pushed = 16 * (uint32_t)__builtin_popcount(save);
 
 	/* SP from x29, not from R10: a program cannot unbalance the stack. */
-	emit(st, a64_addsub_imm(A64_SUB_I, true, A64_SP, A64_FP, pushed, false));
+	emit(ctx, a64_addsub_imm(A64_SUB_I, true, A64_SP, A64_FP, pushed, false));
 	for (uint32_t p = NR_SAVED_PAIRS; p-- > 0;)
-		if (fn->save & 1u << p)
-			emit(st, a64_pop(saved_pairs[p][0], saved_pairs[p][1]));
-	emit(st, a64_pop(A64_FP, A64_LR));
-	emit_mov_reg(st, true, A64_X0, A64_X7);
-	emit(st, A64_RET);
+		if (save & 1u << p)
+			emit(ctx, a64_pop(saved_pairs[p][0], saved_pairs[p][1]));
+	emit(ctx, a64_pop(A64_FP, A64_LR));
+	emit_mov_reg(ctx, true, A64_X0, A64_X7);
+	emit(ctx, A64_RET);
+	return 0;
 }
 
 /* ---- instruction translation ------------------------------------------- */
@@ -466,27 +444,27 @@ static int64_t rel(const struct xbpf_jit_ctx *ctx, uint32_t target)
 }
 
 /* B to a byte offset; out of B's range only when the image exceeds 128 MiB. */
-static void emit_b_to(struct a64_state *st, uint32_t target)
+static void emit_b_to(struct xbpf_jit_ctx *ctx, uint32_t target)
 {
-	int64_t off = rel(st->ctx, target);
+	int64_t off = rel(ctx, target);
 
-	if (st->ctx->image && (off >= B_RANGE || off < -B_RANGE))
-		st->err = -E2BIG;
-	emit(st, a64_b(false, off));
+	if (ctx->image && (off >= B_RANGE || off < -B_RANGE))
+		ctx->err = -E2BIG;
+	emit(ctx, a64_b(false, off));
 }
 
 /* B.cond to insn `target`, long form if out of reach or long before. */
-static void emit_bcond_to(struct a64_state *st, int cond, uint32_t target, bool was_long)
+static void emit_bcond_to(struct xbpf_jit_ctx *ctx, int cond, uint32_t target, bool was_long)
 {
-	int64_t off = rel(st->ctx, target);
+	int64_t off = rel(ctx, target);
 
 	if (!was_long && off < BCOND_RANGE && off >= -BCOND_RANGE) {
-		emit(st, a64_bcond(cond, off));
+		emit(ctx, a64_bcond(cond, off));
 		return;
 	}
 	/* Inverted condition skips the B that follows. */
-	emit(st, a64_bcond(cond ^ 1, 8));
-	emit_b_to(st, target);
+	emit(ctx, a64_bcond(cond ^ 1, 8));
+	emit_b_to(ctx, target);
 }
 
 static int jmp_cond(uint8_t op)
@@ -508,17 +486,17 @@ static int jmp_cond(uint8_t op)
 }
 
 /* Address operand of a load/store: [rn + off] in one instruction when possible. */
-static void emit_ldst(struct a64_state *st, uint32_t size, uint32_t opc, int rt, int rn, int16_t off)
+static void emit_ldst(struct xbpf_jit_ctx *ctx, uint32_t size, uint32_t opc, int rt, int rn, int16_t off)
 {
 	uint32_t scale = 1u << size;
 
 	if (off >= 0 && off % scale == 0 && off / scale < 4096) {
-		emit(st, a64_ldst_uimm(size, opc, rt, rn, off / scale));
+		emit(ctx, a64_ldst_uimm(size, opc, rt, rn, off / scale));
 	} else if (off >= -256 && off < 256) {
-		emit(st, a64_ldst_simm9(size, opc, rt, rn, off));
+		emit(ctx, a64_ldst_simm9(size, opc, rt, rn, off));
 	} else {
-		emit_mov_imm(st, true, A64_TMP1, (uint64_t)(int64_t)off);
-		emit(st, a64_ldst_reg(size, opc, rt, rn, A64_TMP1));
+		emit_mov_imm(ctx, true, A64_TMP1, (uint64_t)(int64_t)off);
+		emit(ctx, a64_ldst_reg(size, opc, rt, rn, A64_TMP1));
 	}
 }
 
@@ -532,7 +510,7 @@ static uint32_t ldst_size(uint8_t code)
 	}
 }
 
-static int emit_alu(struct a64_state *st, const struct xbpf_insn *insn, bool is64)
+static int emit_alu(struct xbpf_jit_ctx *ctx, const struct xbpf_insn *insn, bool is64)
 {
 	int dst = bpf2a64[insn->dst_reg];
 	int src = bpf2a64[insn->src_reg];
@@ -552,7 +530,7 @@ static int emit_alu(struct a64_state *st, const struct xbpf_insn *insn, bool is6
 		switch (op) {
 		case XBPF_SUB:
 		case XBPF_ADD:
-			emit_add_imm(st, is64, dst, dst, op == XBPF_ADD ? (int64_t)imm : -(int64_t)imm, A64_TMP2);
+			emit_add_imm(ctx, is64, dst, dst, op == XBPF_ADD ? (int64_t)imm : -(int64_t)imm, A64_TMP2);
 			return 0;
 		case XBPF_OR:
 		case XBPF_AND:
@@ -562,7 +540,7 @@ static int emit_alu(struct a64_state *st, const struct xbpf_insn *insn, bool is6
 			if (a64_bitmask_imm((uint64_t)(int64_t)imm, is64, &field)) {
 				uint32_t opc = op == XBPF_AND ? 0 : op == XBPF_OR ? 1 : 2;
 
-				emit(st, a64_logic_imm(opc, is64, dst, dst, field));
+				emit(ctx, a64_logic_imm(opc, is64, dst, dst, field));
 				return 0;
 			}
 		}
@@ -570,7 +548,7 @@ static int emit_alu(struct a64_state *st, const struct xbpf_insn *insn, bool is6
 		case XBPF_MUL:
 		case XBPF_DIV:
 		case XBPF_MOD:
-			emit_mov_imm(st, is64, A64_TMP2, (uint64_t)(int64_t)imm);
+			emit_mov_imm(ctx, is64, A64_TMP2, (uint64_t)(int64_t)imm);
 			src = A64_TMP2;
 			break;
 		default:
@@ -580,22 +558,22 @@ static int emit_alu(struct a64_state *st, const struct xbpf_insn *insn, bool is6
 
 	switch (op) {
 	case XBPF_ADD:
-		emit(st, a64_dp_reg(A64_ADD_R, is64, dst, dst, src));
+		emit(ctx, a64_dp_reg(A64_ADD_R, is64, dst, dst, src));
 		break;
 	case XBPF_SUB:
-		emit(st, a64_dp_reg(A64_SUB_R, is64, dst, dst, src));
+		emit(ctx, a64_dp_reg(A64_SUB_R, is64, dst, dst, src));
 		break;
 	case XBPF_MUL:
-		emit(st, a64_madd(false, is64, dst, dst, src, A64_ZR));
+		emit(ctx, a64_madd(false, is64, dst, dst, src, A64_ZR));
 		break;
 	case XBPF_OR:
-		emit(st, a64_dp_reg(A64_ORR_R, is64, dst, dst, src));
+		emit(ctx, a64_dp_reg(A64_ORR_R, is64, dst, dst, src));
 		break;
 	case XBPF_AND:
-		emit(st, a64_dp_reg(A64_AND_R, is64, dst, dst, src));
+		emit(ctx, a64_dp_reg(A64_AND_R, is64, dst, dst, src));
 		break;
 	case XBPF_XOR:
-		emit(st, a64_dp_reg(A64_EOR_R, is64, dst, dst, src));
+		emit(ctx, a64_dp_reg(A64_EOR_R, is64, dst, dst, src));
 		break;
 	case XBPF_DIV:
 	case XBPF_MOD: {
@@ -605,10 +583,10 @@ static int emit_alu(struct a64_state *st, const struct xbpf_insn *insn, bool is6
 		if (insn->off != 0 && insn->off != 1)
 			return -ENOTSUP;
 		if (op == XBPF_DIV) {
-			emit(st, a64_dp2(div, is64, dst, dst, src));
+			emit(ctx, a64_dp2(div, is64, dst, dst, src));
 		} else {
-			emit(st, a64_dp2(div, is64, A64_TMP1, dst, src));
-			emit(st, a64_madd(true, is64, dst, A64_TMP1, src, dst));
+			emit(ctx, a64_dp2(div, is64, A64_TMP1, dst, src));
+			emit(ctx, a64_madd(true, is64, dst, A64_TMP1, src, dst));
 		}
 		break;
 	}
@@ -619,27 +597,27 @@ static int emit_alu(struct a64_state *st, const struct xbpf_insn *insn, bool is6
 			uint32_t s = (uint32_t)imm & shmask;
 
 			if (op == XBPF_LSH)
-				emit(st, a64_bfm(A64_UBFM, is64, dst, dst, (-s) & shmask, shmask - s));
+				emit(ctx, a64_bfm(A64_UBFM, is64, dst, dst, (-s) & shmask, shmask - s));
 			else
-				emit(st, a64_bfm(op == XBPF_RSH ? A64_UBFM : A64_SBFM, is64, dst, dst, s, shmask));
+				emit(ctx, a64_bfm(op == XBPF_RSH ? A64_UBFM : A64_SBFM, is64, dst, dst, s, shmask));
 		} else {
 			uint32_t v = op == XBPF_LSH ? A64_LSLV : op == XBPF_RSH ? A64_LSRV : A64_ASRV;
 
 			/* LSLV & co. take the amount modulo the width, as the ISA masks it. */
-			emit(st, a64_dp2(v, is64, dst, dst, src));
+			emit(ctx, a64_dp2(v, is64, dst, dst, src));
 		}
 		break;
 	case XBPF_NEG:
-		emit(st, a64_dp_reg(A64_SUB_R, is64, dst, A64_ZR, dst));
+		emit(ctx, a64_dp_reg(A64_SUB_R, is64, dst, A64_ZR, dst));
 		break;
 	case XBPF_MOV:
 		if (is_k) {
-			emit_mov_imm(st, is64, dst, (uint64_t)(int64_t)imm);
+			emit_mov_imm(ctx, is64, dst, (uint64_t)(int64_t)imm);
 		} else if (insn->off == 0) {
-			emit_mov_reg(st, is64, dst, src);
+			emit_mov_reg(ctx, is64, dst, src);
 		} else if (insn->off == 8 || insn->off == 16 || (insn->off == 32 && is64)) {
 			/* movsx: SXTB/SXTH/SXTW; the 32-bit forms zero the upper half. */
-			emit(st, a64_bfm(A64_SBFM, is64, dst, src, 0, insn->off - 1));
+			emit(ctx, a64_bfm(A64_SBFM, is64, dst, src, 0, insn->off - 1));
 		} else {
 			return -ENOTSUP;
 		}
@@ -650,19 +628,19 @@ static int emit_alu(struct a64_state *st, const struct xbpf_insn *insn, bool is6
 		if (!is64 && XBPF_SRC(insn->code) == XBPF_TO_LE) {
 			/* Host order: only truncate. */
 			if (imm == 16)
-				emit(st, a64_bfm(A64_UBFM, false, dst, dst, 0, 15));
+				emit(ctx, a64_bfm(A64_UBFM, false, dst, dst, 0, 15));
 			else if (imm == 32)
-				emit_mov_reg(st, false, dst, dst);
+				emit_mov_reg(ctx, false, dst, dst);
 			break;
 		}
 		/* to_be, or the unconditional v4 bswap. */
 		if (imm == 16) {
-			emit(st, a64_rev(1, false, dst, dst));
-			emit(st, a64_bfm(A64_UBFM, false, dst, dst, 0, 15));
+			emit(ctx, a64_rev(1, false, dst, dst));
+			emit(ctx, a64_bfm(A64_UBFM, false, dst, dst, 0, 15));
 		} else if (imm == 32) {
-			emit(st, a64_rev(2, false, dst, dst));
+			emit(ctx, a64_rev(2, false, dst, dst));
 		} else {
-			emit(st, a64_rev(3, true, dst, dst));
+			emit(ctx, a64_rev(3, true, dst, dst));
 		}
 		break;
 	default:
@@ -671,7 +649,7 @@ static int emit_alu(struct a64_state *st, const struct xbpf_insn *insn, bool is6
 	return 0;
 }
 
-static int emit_atomic(struct a64_state *st, const struct xbpf_insn *insn)
+static int emit_atomic(struct xbpf_jit_ctx *ctx, const struct xbpf_insn *insn)
 {
 	bool is64 = XBPF_SIZE(insn->code) == XBPF_DW;
 	int dst = bpf2a64[insn->dst_reg];
@@ -684,7 +662,7 @@ static int emit_atomic(struct a64_state *st, const struct xbpf_insn *insn)
 	if (XBPF_SIZE(insn->code) != XBPF_W && !is64)
 		return -ENOTSUP;
 	if (insn->off)
-		emit_add_imm(st, true, addr, dst, insn->off, addr);
+		emit_add_imm(ctx, true, addr, dst, insn->off, addr);
 	else
 		addr = dst;
 
@@ -698,33 +676,33 @@ static int emit_atomic(struct a64_state *st, const struct xbpf_insn *insn)
 
 	/* Load-exclusive / store-exclusive loops: any ARMv8.0 core, no LSE needed. */
 	if (alu && !(op & XBPF_FETCH)) {
-		emit(st, a64_ldxr(is64, old, addr));
-		emit(st, a64_dp_reg(alu, is64, new, old, src));
-		emit(st, a64_stxr(is64, status, new, addr));
-		emit(st, a64_cbz(true, false, status, -12));
+		emit(ctx, a64_ldxr(is64, old, addr));
+		emit(ctx, a64_dp_reg(alu, is64, new, old, src));
+		emit(ctx, a64_stxr(is64, status, new, addr));
+		emit(ctx, a64_cbz(true, false, status, -12));
 	} else if (alu) {
 		/* Fetching forms are full barriers, as in the kernel. */
-		emit(st, a64_ldxr(is64, old, addr));
-		emit(st, a64_dp_reg(alu, is64, new, old, src));
-		emit(st, a64_stlxr(is64, status, new, addr));
-		emit(st, a64_cbz(true, false, status, -12));
-		emit(st, A64_DMB_ISH);
-		emit_mov_reg(st, is64, src, old);
+		emit(ctx, a64_ldxr(is64, old, addr));
+		emit(ctx, a64_dp_reg(alu, is64, new, old, src));
+		emit(ctx, a64_stlxr(is64, status, new, addr));
+		emit(ctx, a64_cbz(true, false, status, -12));
+		emit(ctx, A64_DMB_ISH);
+		emit_mov_reg(ctx, is64, src, old);
 	} else if (op == XBPF_XCHG) {
-		emit(st, a64_ldxr(is64, old, addr));
-		emit(st, a64_stlxr(is64, status, src, addr));
-		emit(st, a64_cbz(true, false, status, -8));
-		emit(st, A64_DMB_ISH);
-		emit_mov_reg(st, is64, src, old);
+		emit(ctx, a64_ldxr(is64, old, addr));
+		emit(ctx, a64_stlxr(is64, status, src, addr));
+		emit(ctx, a64_cbz(true, false, status, -8));
+		emit(ctx, A64_DMB_ISH);
+		emit_mov_reg(ctx, is64, src, old);
 	} else if (op == XBPF_CMPXCHG) {
 		/* R0 = old value; store src only when old == R0. */
-		emit(st, a64_ldxr(is64, old, addr));
-		emit(st, a64_dp_reg(A64_SUBS_R, is64, A64_ZR, old, r0));
-		emit(st, a64_bcond(A64_COND_NE, 16));
-		emit(st, a64_stlxr(is64, status, src, addr));
-		emit(st, a64_cbz(true, false, status, -16));
-		emit(st, A64_DMB_ISH);
-		emit_mov_reg(st, is64, r0, old);
+		emit(ctx, a64_ldxr(is64, old, addr));
+		emit(ctx, a64_dp_reg(A64_SUBS_R, is64, A64_ZR, old, r0));
+		emit(ctx, a64_bcond(A64_COND_NE, 16));
+		emit(ctx, a64_stlxr(is64, status, src, addr));
+		emit(ctx, a64_cbz(true, false, status, -16));
+		emit(ctx, A64_DMB_ISH);
+		emit_mov_reg(ctx, is64, r0, old);
 	} else {
 		return -ENOTSUP;
 	}
@@ -732,7 +710,7 @@ static int emit_atomic(struct a64_state *st, const struct xbpf_insn *insn)
 }
 
 /* Compare for a conditional jump; K operands go through TMP2. */
-static void emit_cmp(struct a64_state *st, const struct xbpf_insn *insn, bool is64)
+static void emit_cmp(struct xbpf_jit_ctx *ctx, const struct xbpf_insn *insn, bool is64)
 {
 	int dst = bpf2a64[insn->dst_reg];
 	int src = bpf2a64[insn->src_reg];
@@ -743,309 +721,207 @@ static void emit_cmp(struct a64_state *st, const struct xbpf_insn *insn, bool is
 		uint32_t field;
 
 		if (is_k && a64_bitmask_imm((uint64_t)(int64_t)imm, is64, &field)) {
-			emit(st, a64_logic_imm(3, is64, A64_ZR, dst, field)); /* TST */
+			emit(ctx, a64_logic_imm(3, is64, A64_ZR, dst, field)); /* TST */
 			return;
 		}
 		if (is_k) {
-			emit_mov_imm(st, is64, A64_TMP2, (uint64_t)(int64_t)imm);
+			emit_mov_imm(ctx, is64, A64_TMP2, (uint64_t)(int64_t)imm);
 			src = A64_TMP2;
 		}
-		emit(st, a64_dp_reg(A64_ANDS_R, is64, A64_ZR, dst, src));
+		emit(ctx, a64_dp_reg(A64_ANDS_R, is64, A64_ZR, dst, src));
 		return;
 	}
 	if (!is_k) {
-		emit(st, a64_dp_reg(A64_SUBS_R, is64, A64_ZR, dst, src));
+		emit(ctx, a64_dp_reg(A64_SUBS_R, is64, A64_ZR, dst, src));
 	} else if (imm >= 0 && imm < 4096) {
-		emit(st, a64_addsub_imm(A64_SUBS_I, is64, A64_ZR, dst, imm, false));
+		emit(ctx, a64_addsub_imm(A64_SUBS_I, is64, A64_ZR, dst, imm, false));
 	} else if (imm < 0 && imm > -4096) {
 		/* CMN: dst + -imm sets the same flags as dst - imm. */
-		emit(st, a64_addsub_imm(A64_ADDS_I, is64, A64_ZR, dst, -imm, false));
+		emit(ctx, a64_addsub_imm(A64_ADDS_I, is64, A64_ZR, dst, -imm, false));
 	} else {
-		emit_mov_imm(st, is64, A64_TMP2, (uint64_t)(int64_t)imm);
-		emit(st, a64_dp_reg(A64_SUBS_R, is64, A64_ZR, dst, A64_TMP2));
+		emit_mov_imm(ctx, is64, A64_TMP2, (uint64_t)(int64_t)imm);
+		emit(ctx, a64_dp_reg(A64_SUBS_R, is64, A64_ZR, dst, A64_TMP2));
 	}
 }
 
-/* Index of the function starting at insn `start`, or -1. */
-static int func_at(const struct xbpf_exec_prog *prog, uint32_t start)
+/* Previous pass's offset of the code following insn `next - 1` of fn. */
+static uint32_t old_end_of(const struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn, uint32_t next)
 {
-	uint32_t lo = 0, hi = prog->func_cnt;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (prog->func_start[mid] == start)
-			return mid;
-		if (prog->func_start[mid] < start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
+	return next < fn->end ? ctx->prev_insn_off[next] : old_epilogue(ctx, fn);
 }
-
-/* Previous pass's offset of the code following insn idx of fn. */
-static uint32_t old_end_of(const struct xbpf_jit_ctx *ctx, const struct a64_func *fn, uint32_t next)
-{
-	return next < fn->end ? ctx->insn_off[next] : fn->old_epilogue;
-}
-
-/* struct __sk_buff data / data_end, for the legacy packet loads. */
-#define SKB_DATA_OFF 76
-#define SKB_DATA_END_OFF 80
 
 /*
  * LD_ABS / LD_IND: R0 = big-endian packet bytes at (imm | src + imm), read
  * through the context in R6.  Out of the packet the whole program ends with
  * R0 = 0, as in the kernel; that is this function's epilogue because the
- * kernel (and so the verifier) forbids these loads next to bpf-to-bpf calls.
+ * back ends take these loads in single-function programs only (the kernel
+ * refuses them next to bpf-to-bpf calls without BTF).
  */
-static int emit_ld_pkt(struct a64_state *st, const struct a64_func *fn, const struct xbpf_insn *insn)
+static int emit_ld_pkt(struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn, const struct xbpf_insn *insn)
 {
 	uint32_t size = ldst_size(insn->code);
 	int r0 = bpf2a64[0], ctx_reg = bpf2a64[6];
 	int data = A64_TMP1, end = A64_TMP2, off = A64_TMP3, last = A64_TMP4;
 	uint32_t k = size > 0; /* a byte swap follows the load */
 
-	if (size == 3 || st->ctx->prog->func_cnt != 1)
+	if (ctx->prog->func_cnt != 1)
 		return -ENOTSUP;
 	if (XBPF_MODE(insn->code) == XBPF_ABS) {
 		if (insn->imm < 0) {
 			/* Always outside the packet. */
-			emit_mov_imm(st, true, r0, 0);
-			emit_b_to(st, fn->old_epilogue);
+			emit_mov_imm(ctx, true, r0, 0);
+			emit_b_to(ctx, old_epilogue(ctx, fn));
 			return 0;
 		}
-		emit_mov_imm(st, true, off, (uint32_t)insn->imm);
+		emit_mov_imm(ctx, true, off, (uint32_t)insn->imm);
 	} else {
 		/* 32-bit sum, then signed: a negative offset ends the program. */
-		emit_add_imm(st, false, off, bpf2a64[insn->src_reg], insn->imm, off);
-		emit(st, a64_bfm(A64_SBFM, true, off, off, 0, 31));
+		emit_add_imm(ctx, false, off, bpf2a64[insn->src_reg], insn->imm, off);
+		emit(ctx, a64_bfm(A64_SBFM, true, off, off, 0, 31));
 	}
-	emit(st, a64_ldst_uimm(2, 1, data, ctx_reg, SKB_DATA_OFF / 4));
-	emit(st, a64_ldst_uimm(2, 1, end, ctx_reg, SKB_DATA_END_OFF / 4));
-	emit(st, a64_dp_reg(A64_ADD_R, true, last, data, off));
-	emit(st, a64_addsub_imm(A64_ADD_I, true, last, last, 1u << size, false));
-	emit(st, a64_dp_reg(A64_SUBS_R, true, A64_ZR, last, end));
-	emit(st, a64_bcond(A64_COND_HI, 20 + 4 * k)); /* past data_end */
-	emit(st, a64_addsub_imm(A64_SUBS_I, true, A64_ZR, off, 0, false));
-	emit(st, a64_bcond(A64_COND_LT, 12 + 4 * k)); /* negative offset */
-	emit(st, a64_ldst_reg(size, 1, r0, data, off));
+	emit(ctx, a64_ldst_uimm(2, 1, data, ctx_reg, offsetof(struct __sk_buff, data) / 4));
+	emit(ctx, a64_ldst_uimm(2, 1, end, ctx_reg, offsetof(struct __sk_buff, data_end) / 4));
+	emit(ctx, a64_dp_reg(A64_ADD_R, true, last, data, off));
+	emit(ctx, a64_addsub_imm(A64_ADD_I, true, last, last, 1u << size, false));
+	emit(ctx, a64_dp_reg(A64_SUBS_R, true, A64_ZR, last, end));
+	emit(ctx, a64_bcond(A64_COND_HI, 20 + 4 * k)); /* past data_end */
+	emit(ctx, a64_addsub_imm(A64_SUBS_I, true, A64_ZR, off, 0, false));
+	emit(ctx, a64_bcond(A64_COND_LT, 12 + 4 * k)); /* negative offset */
+	emit(ctx, a64_ldst_reg(size, 1, r0, data, off));
 	if (size == 1) {
-		emit(st, a64_rev(1, false, r0, r0)); /* the load zeroed bits 16-31 */
+		emit(ctx, a64_rev(1, false, r0, r0)); /* the load zeroed bits 16-31 */
 	} else if (size == 2) {
-		emit(st, a64_rev(2, false, r0, r0));
+		emit(ctx, a64_rev(2, false, r0, r0));
 	}
-	emit(st, a64_b(false, 12));
-	emit_mov_imm(st, true, r0, 0);
-	emit_b_to(st, fn->old_epilogue);
+	emit(ctx, a64_b(false, 12));
+	emit_mov_imm(ctx, true, r0, 0);
+	emit_b_to(ctx, old_epilogue(ctx, fn));
 	return 0;
 }
 
-static int emit_insn(struct a64_state *st, const struct a64_func *fn, uint32_t i, uint32_t old_start)
+static int emit_ldimm64(struct xbpf_jit_ctx *ctx, const struct xbpf_insn *insn, uint32_t idx)
 {
-	struct xbpf_jit_ctx *ctx = st->ctx;
-	const struct xbpf_exec_prog *prog = ctx->prog;
-	const struct xbpf_insn *insn = &prog->insns[i];
-	uint8_t code = insn->code;
-	uint8_t cls = XBPF_CLASS(code);
 	int dst = bpf2a64[insn->dst_reg];
-	int src = bpf2a64[insn->src_reg];
+	uint64_t val;
 
-	switch (cls) {
-	case XBPF_ALU:
-	case XBPF_ALU64:
-		return emit_alu(st, insn, cls == XBPF_ALU64);
+	if (insn->src_reg == XBPF_PSEUDO_FUNC) {
+		/*
+		 * Callback address: known only once the image is placed, so
+		 * always four instructions.  Functions follow the C ABI, so a
+		 * helper can call it back directly.
+		 */
+		int f = __xbpf_jit_callee(ctx, idx);
 
-	case XBPF_LD: {
-		uint64_t val;
-
-		if (XBPF_MODE(code) == XBPF_ABS || XBPF_MODE(code) == XBPF_IND)
-			return emit_ld_pkt(st, fn, insn);
-		if (code != (XBPF_LD | XBPF_DW | XBPF_IMM))
+		if (f < 0)
 			return -ENOTSUP;
-		if (i + 1 >= fn->end)
-			return -ENOTSUP;
-		if (insn->src_reg == XBPF_PSEUDO_FUNC) {
-			/*
-			 * Callback address: known only once the image is placed,
-			 * so always four instructions.  Functions follow the C
-			 * ABI, so a helper can call it back directly.
-			 */
-			int f = func_at(prog, i + 1 + insn->imm);
-
-			if (f < 0)
-				return -ENOTSUP;
-			val = ctx->image ? (uint64_t)(uintptr_t)(ctx->image + ctx->func_off[f]) : 0;
-			emit_mov_addr(st, dst, val);
-			return 0;
-		}
-		val = (uint32_t)insn->imm | (uint64_t)(uint32_t)insn[1].imm << 32;
-		emit_mov_imm(st, true, dst, val);
+		val = ctx->image ? (uint64_t)(uintptr_t)(ctx->image + ctx->func_off[f]) : 0;
+		emit_mov_addr(ctx, dst, val);
 		return 0;
 	}
+	val = (uint32_t)insn->imm | (uint64_t)(uint32_t)insn[1].imm << 32;
+	emit_mov_imm(ctx, true, dst, val);
+	return 0;
+}
 
-	case XBPF_LDX: {
-		uint32_t mode = XBPF_MODE(code);
+static int emit_call(struct xbpf_jit_ctx *ctx, const struct xbpf_insn *insn, uint32_t idx)
+{
+	if (xbpf_insn_is_pseudo_call(insn)) {
+		int f = __xbpf_jit_callee(ctx, idx);
+		int64_t off;
 
-		if (mode == XBPF_MEM)
-			emit_ldst(st, ldst_size(code), 1, dst, src, insn->off);
-		else if (mode == XBPF_MEMSX && XBPF_SIZE(code) != XBPF_DW)
-			emit_ldst(st, ldst_size(code), 2, dst, src, insn->off);
-		else
+		if (f < 0)
 			return -ENOTSUP;
-		return 0;
+		off = rel(ctx, ctx->func_off[f]);
+		if (ctx->image && (off >= B_RANGE || off < -B_RANGE))
+			return -E2BIG;
+		emit(ctx, a64_b(true, off));
+	} else if (xbpf_insn_is_helper_call(insn)) {
+		xbpf_helper_fn fn = xbpf_helper_impl(insn->imm);
+
+		if (!fn)
+			return -ENOTSUP;
+		emit_mov_imm(ctx, true, A64_TMP1, (uint64_t)(uintptr_t)fn);
+		emit(ctx, a64_blr(A64_TMP1));
+	} else {
+		return -ENOTSUP; /* kfuncs */
 	}
+	emit_mov_reg(ctx, true, bpf2a64[0], A64_X0);
+	return 0;
+}
 
-	case XBPF_ST:
-		if (XBPF_MODE(code) != XBPF_MEM)
-			return -ENOTSUP;
-		emit_mov_imm(st, true, A64_TMP2, (uint64_t)(int64_t)insn->imm);
-		emit_ldst(st, ldst_size(code), 0, A64_TMP2, dst, insn->off);
+static int emit_cond_jump(struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn,
+			  const struct xbpf_insn *insn, uint32_t idx)
+{
+	int cond = jmp_cond(XBPF_OP(insn->code));
+	size_t cmp_start = ctx->pos;
+	bool was_long;
+
+	if (cond < 0)
+		return -ENOTSUP;
+	emit_cmp(ctx, insn, XBPF_CLASS(insn->code) == XBPF_JMP);
+	/*
+	 * Sticky long form: from the third pass on, sizes never shrink, so
+	 * the passes converge.  (The first pass runs on the driver's
+	 * estimates, the second corrects them.)
+	 */
+	was_long = ctx->pass > 1 &&
+		   old_end_of(ctx, fn, idx + 1) - ctx->prev_insn_off[idx] >= ctx->pos - cmp_start + 8;
+	emit_bcond_to(ctx, cond, ctx->insn_off[xbpf_jump_target(insn, idx)], was_long);
+	return 0;
+}
+
+/* One instruction, dispatched on its format in the opcode table (isa/). */
+static int translate(struct xbpf_jit_ctx *ctx, const struct xbpf_jit_func *fn, uint32_t idx)
+{
+	const struct xbpf_insn *insn = &ctx->prog->insns[idx];
+	const struct xbpf_opdesc *desc = xbpf_opcode_desc(insn->code);
+	int dst = bpf2a64[insn->dst_reg & 15], src = bpf2a64[insn->src_reg & 15];
+
+	if (insn->dst_reg >= NR_BPF_REGS || insn->src_reg >= NR_BPF_REGS)
+		return -ENOTSUP;
+	switch (desc->fmt) {
+	case XBPF_FMT_ALU:
+	case XBPF_FMT_ALU_UN:
+		return emit_alu(ctx, insn, desc->is64);
+	case XBPF_FMT_LDIMM64:
+		return emit_ldimm64(ctx, insn, idx);
+	case XBPF_FMT_LDABS:
+		return emit_ld_pkt(ctx, fn, insn);
+	case XBPF_FMT_LDX:
+		emit_ldst(ctx, ldst_size(insn->code), XBPF_MODE(insn->code) == XBPF_MEMSX ? 2 : 1, dst,
+			  src, insn->off);
 		return 0;
-
-	case XBPF_STX:
-		if (XBPF_MODE(code) == XBPF_ATOMIC)
-			return emit_atomic(st, insn);
-		if (XBPF_MODE(code) != XBPF_MEM)
-			return -ENOTSUP;
-		emit_ldst(st, ldst_size(code), 0, src, dst, insn->off);
+	case XBPF_FMT_ST:
+		emit_mov_imm(ctx, true, A64_TMP2, (uint64_t)(int64_t)insn->imm);
+		emit_ldst(ctx, ldst_size(insn->code), 0, A64_TMP2, dst, insn->off);
 		return 0;
-
-	case XBPF_JMP:
-	case XBPF_JMP32: {
-		uint8_t op = XBPF_OP(code);
-		bool is64 = cls == XBPF_JMP;
-		int64_t target;
-		int cond;
-
-		if (op == XBPF_JA) {
-			target = (int64_t)i + 1 + (is64 ? insn->off : insn->imm);
-			if (target < fn->start || target >= fn->end)
-				return -ENOTSUP;
-			emit_b_to(st, ctx->insn_off[target]);
-			return 0;
-		}
-		if (op == XBPF_EXIT && is64) {
-			/* The epilogue follows the last instruction. */
-			if (i + 1 < fn->end)
-				emit_b_to(st, fn->old_epilogue);
-			return 0;
-		}
-		if (op == XBPF_CALL && is64) {
-			if (insn->src_reg == XBPF_PSEUDO_CALL) {
-				int f = func_at(prog, i + 1 + insn->imm);
-				int64_t off;
-
-				if (f < 0)
-					return -ENOTSUP;
-				off = rel(ctx, ctx->func_off[f]);
-				if (ctx->image && (off >= B_RANGE || off < -B_RANGE))
-					return -E2BIG;
-				emit(st, a64_b(true, off));
-			} else if (insn->src_reg == 0) {
-				xbpf_helper_fn fn = xbpf_helper_impl(insn->imm);
-
-				if (!fn)
-					return -ENOTSUP;
-				emit_mov_imm(st, true, A64_TMP1, (uint64_t)(uintptr_t)fn);
-				emit(st, a64_blr(A64_TMP1));
-			} else {
-				return -ENOTSUP; /* kfuncs */
-			}
-			emit_mov_reg(st, true, bpf2a64[0], A64_X0);
-			return 0;
-		}
-		cond = jmp_cond(op);
-		if (cond < 0)
-			return -ENOTSUP;
-		target = (int64_t)i + 1 + insn->off;
-		if (target < fn->start || target >= fn->end)
-			return -ENOTSUP;
-		{
-			size_t cmp_start = ctx->pos;
-			bool was_long;
-
-			emit_cmp(st, insn, is64);
-			/*
-			 * Sticky long form: from the third pass on, sizes never
-			 * shrink, so the passes converge.  (The first pass runs
-			 * on the driver's estimates, the second corrects them.)
-			 */
-			was_long = ctx->pass > 1 &&
-				   old_end_of(ctx, fn, i + 1) - old_start >= ctx->pos - cmp_start + 8;
-			emit_bcond_to(st, cond, ctx->insn_off[target], was_long);
-		}
+	case XBPF_FMT_STX:
+		emit_ldst(ctx, ldst_size(insn->code), 0, src, dst, insn->off);
 		return 0;
-	}
+	case XBPF_FMT_ATOMIC:
+		return emit_atomic(ctx, insn);
+	case XBPF_FMT_JA:
+		emit_b_to(ctx, ctx->insn_off[xbpf_jump_target(insn, idx)]);
+		return 0;
+	case XBPF_FMT_JCOND:
+		return emit_cond_jump(ctx, fn, insn, idx);
+	case XBPF_FMT_CALL:
+		return emit_call(ctx, insn, idx);
+	case XBPF_FMT_EXIT:
+		/* The epilogue follows the last instruction. */
+		if (idx + 1 < fn->end)
+			emit_b_to(ctx, old_epilogue(ctx, fn));
+		return 0;
+	case XBPF_FMT_INVALID:
+		break;
 	}
 	return -ENOTSUP;
 }
 
-static int emit_func(struct a64_state *st, uint32_t f)
-{
-	struct xbpf_jit_ctx *ctx = st->ctx;
-	const struct xbpf_exec_prog *prog = ctx->prog;
-	struct a64_func fn = {
-		.idx = f,
-		.start = prog->func_start[f],
-		.end = f + 1 < prog->func_cnt ? prog->func_start[f + 1] : prog->insn_cnt,
-	};
-	int err;
-
-	if (fn.end <= fn.start || fn.end > prog->insn_cnt)
-		return -ENOTSUP;
-	plan_frame(prog, &fn);
-	fn.old_epilogue = ctx->func_off[f + 1] - epilogue_bytes(&fn);
-	ctx->func_off[f] = ctx->pos;
-	emit_prologue(st, &fn);
-	for (uint32_t i = fn.start; i < fn.end;) {
-		uint32_t old_start = ctx->insn_off[i];
-		uint32_t len = xbpf_insn_len(&prog->insns[i]);
-
-		if (prog->insns[i].dst_reg >= NR_BPF_REGS || prog->insns[i].src_reg >= NR_BPF_REGS)
-			return -ENOTSUP;
-		ctx->insn_off[i] = ctx->pos;
-		if (len == 2 && i + 1 < fn.end)
-			ctx->insn_off[i + 1] = ctx->pos;
-		err = emit_insn(st, &fn, i, old_start);
-		if (err)
-			return err;
-		if (st->err)
-			return st->err;
-		i += len;
-	}
-	emit_epilogue(st, &fn);
-	ctx->func_off[f + 1] = ctx->pos;
-	return st->err;
-}
-
-static int arm64_emit(struct xbpf_jit_ctx *ctx)
-{
-	const struct xbpf_exec_prog *prog = ctx->prog;
-	struct a64_state st = { .ctx = ctx };
-	int err;
-
-	if (!prog->func_cnt || prog->func_start[0] != 0)
-		return -ENOTSUP;
-	ctx->pos = 0;
-	for (uint32_t f = 0; f < prog->func_cnt; f++) {
-		err = emit_func(&st, f);
-		if (err)
-			return err;
-	}
-	ctx->insn_off[prog->insn_cnt] = ctx->pos;
-	if (ctx->pos >= B_RANGE)
-		return -E2BIG;
-	/* The image is final after this pass: make it visible to instruction fetch. */
-	if (ctx->image && ctx->final_pass)
-		__builtin___clear_cache((char *)ctx->image, (char *)ctx->image + ctx->pos);
-	return 0;
-}
-
-static const struct xbpf_jit_arch arm64_arch = {
+const struct xbpf_jit_arch __xbpf_jit_arm64 = {
 	.name = "arm64",
-	.emit = arm64_emit,
+	.max_image = B_RANGE - 1, /* B and BL reach +-128 MiB */
+	.prologue = prologue,
+	.translate = translate,
+	.epilogue = epilogue,
 };
-
-const struct xbpf_jit_arch *const __xbpf_jit_host_arch = &arm64_arch;

@@ -2,18 +2,28 @@
 /*
  * jit_support.c - the architecture-independent JIT pass driver.
  *
- * Every back end emits the whole program (all functions) in one emit() call.
+ * The driver owns the walk over the program: in every pass it visits each
+ * function (the back end's prologue), each instruction (the back end's
+ * translate(), one instruction) and the function's end (epilogue), and
+ * records the native offset of every instruction and function.  So both
+ * back ends have the same shape and differ only in what they emit.
  * The driver:
- *   1. optionally blinds constants (a rewritten copy of the program using
+ *   1. checks every instruction as all engines do (__xbpf_engine_check_insn:
+ *      the isa/ opcode table, no unresolved references),
+ *   2. optionally blinds constants (a rewritten copy of the program using
  *      XBPF_REG_AX, after the kernel's bpf_jit_blind_constants()),
- *   2. checks encodings (isa/ opcode table) and the structure the back ends rely on (jumps stay inside their
+ *   3. checks the structure the back ends rely on (jumps stay inside their
  *      function, calls land on function entries, functions end in exit/ja),
- *   3. runs sizing passes (image == NULL) until no native offset changes,
- *   4. maps an RW image and emits into it,
- *   5. runs one final pass (final_pass = true) in which calls between
+ *      and plans each function (stack bytes, registers named),
+ *   4. runs sizing passes (image == NULL) until no native offset changes,
+ *   5. maps an RW image and emits into it,
+ *   6. runs one final pass (final_pass = true) in which calls between
  *      functions see their final addresses; it must produce the same size
  *      and offsets as the previous pass (the seed 006 design), and
- *   6. maps the image RX.  The image is never writable and executable at once.
+ *   7. maps the image RX.  The image is never writable and executable at once.
+ *
+ * It also holds __xbpf_engine_check_insn(), the instruction check every
+ * engine shares (the VM applies it before the interpreter too).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,23 +40,6 @@
 #define JIT_EST_INSN_BYTES 64
 
 #define LD_IMM64 (XBPF_LD | XBPF_DW | XBPF_IMM)
-
-static bool is_jump(const struct xbpf_insn *insn)
-{
-	uint8_t cls = XBPF_CLASS(insn->code), op = XBPF_OP(insn->code);
-
-	if (cls != XBPF_JMP && cls != XBPF_JMP32)
-		return false;
-	return op != XBPF_CALL && op != XBPF_EXIT;
-}
-
-/* Target slot of a jump at idx (gotol keeps its offset in imm). */
-static int64_t jump_target(const struct xbpf_insn *insn, size_t idx)
-{
-	if (insn->code == (XBPF_JMP32 | XBPF_JA))
-		return (int64_t)idx + insn->imm + 1;
-	return (int64_t)idx + insn->off + 1;
-}
 
 static int insn_slots(const struct xbpf_insn *insns, uint32_t cnt, uint32_t idx)
 {
@@ -78,21 +71,28 @@ static bool writes_fp(const struct xbpf_insn *insn)
 	return false;
 }
 
-static int find_func(const struct xbpf_exec_prog *prog, int64_t insn_idx)
+int __xbpf_engine_check_insn(const struct xbpf_insn *insns, uint32_t cnt, uint32_t idx,
+			     const char **ret_msg)
 {
-	uint32_t lo = 0, hi = prog->func_cnt;
+	const struct xbpf_insn *insn;
+	const char *msg = NULL;
 
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-
-		if (prog->func_start[mid] == insn_idx)
-			return mid;
-		if (prog->func_start[mid] < insn_idx)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (xbpf_insn_check(insns, cnt, idx, &msg)) {
+		if (ret_msg)
+			*ret_msg = msg;
+		return -EINVAL;
 	}
-	return -1;
+	insn = &insns[idx];
+	if (insn->code == LD_IMM64 && insn->src_reg != 0 && insn->src_reg != XBPF_PSEUDO_FUNC)
+		msg = "ld_imm64 with an unresolved map or BTF reference";
+	else if (insn->code == (XBPF_JMP | XBPF_CALL) && insn->src_reg == XBPF_PSEUDO_KFUNC_CALL)
+		msg = "kernel function calls are not supported";
+	if (msg) {
+		if (ret_msg)
+			*ret_msg = msg;
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /*
@@ -135,8 +135,7 @@ static int check_structure(const struct xbpf_exec_prog *prog)
 		}
 		if (err || !last)
 			break;
-		if (last->code != (XBPF_JMP | XBPF_EXIT) && last->code != (XBPF_JMP | XBPF_JA) &&
-		    last->code != (XBPF_JMP32 | XBPF_JA))
+		if (!xbpf_insn_ends_block(last))
 			err = -ENOTSUP; /* would fall into the next function */
 	}
 	for (f = 0; f < prog->func_cnt && !err; f++) {
@@ -150,14 +149,13 @@ static int check_structure(const struct xbpf_exec_prog *prog)
 				continue;
 			if (writes_fp(insn)) {
 				err = -ENOTSUP;
-			} else if (is_jump(insn)) {
-				t = jump_target(insn, i);
+			} else if (xbpf_insn_is_jump(insn)) {
+				t = xbpf_jump_target(insn, i);
 				if (t < start || t >= end || second_slot[t])
 					err = -ENOTSUP;
-			} else if (xbpf_insn_is_pseudo_call(insn) ||
-				   (insn->code == LD_IMM64 && insn->src_reg == XBPF_PSEUDO_FUNC)) {
-				t = (int64_t)i + insn->imm + 1;
-				if (find_func(prog, t) < 0)
+			} else if (xbpf_insn_is_func_ref(insn)) {
+				t = xbpf_func_ref_target(insn, i);
+				if (xbpf_func_at(prog->func_start, prog->func_cnt, t) < 0)
 					err = -ENOTSUP;
 			}
 		}
@@ -166,12 +164,40 @@ static int check_structure(const struct xbpf_exec_prog *prog)
 	return err;
 }
 
-/* Encodings through the one opcode table (isa/): what it refuses, no back end sees. */
+/* What no engine runs, no back end sees. */
 static int check_encodings(const struct xbpf_exec_prog *prog)
 {
 	for (uint32_t i = 0; i < prog->insn_cnt; i += insn_slots(prog->insns, prog->insn_cnt, i))
-		if (xbpf_insn_check(prog->insns, prog->insn_cnt, i, NULL))
+		if (__xbpf_engine_check_insn(prog->insns, prog->insn_cnt, i, NULL))
 			return -ENOTSUP;
+	return 0;
+}
+
+/* Stack and registers of each function, the same in every pass. */
+static int plan_funcs(const struct xbpf_exec_prog *prog, struct xbpf_jit_func *funcs)
+{
+	for (uint32_t f = 0; f < prog->func_cnt; f++) {
+		struct xbpf_jit_func *fn = &funcs[f];
+		/* Unverified programs may touch their whole stack. */
+		uint32_t depth = prog->verified ? prog->stack_depth[f] : XBPF_STACK_SIZE;
+		uint32_t used = 0;
+
+		if (depth > XBPF_STACK_SIZE)
+			return -ENOTSUP;
+		fn->idx = f;
+		fn->start = prog->func_start[f];
+		fn->end = func_end(prog, f);
+		for (uint32_t i = fn->start; i < fn->end; i += xbpf_insn_len(&prog->insns[i])) {
+			const struct xbpf_insn *insn = &prog->insns[i];
+
+			used |= 1u << insn->dst_reg | 1u << insn->src_reg;
+			if (xbpf_opcode_desc(insn->code)->fmt == XBPF_FMT_LDABS)
+				used |= 1u << 6 | 1u << 0; /* the context, implicitly; R0 */
+		}
+		fn->regs_used = (uint16_t)used;
+		/* Without R10 nothing can reach a stack of this function. */
+		fn->stack = used & (1u << XBPF_REG_FP) ? (depth + 15) & ~15u : 0;
+	}
 	return 0;
 }
 
@@ -228,7 +254,7 @@ static int blind_one(const struct xbpf_insn *insn, struct xbpf_insn *out)
 		return 3;
 	case XBPF_JMP:
 	case XBPF_JMP32:
-		if (!is_jump(insn) || op == XBPF_JA || XBPF_SRC(insn->code) != XBPF_K)
+		if (!xbpf_insn_is_jump(insn) || op == XBPF_JA || XBPF_SRC(insn->code) != XBPF_K)
 			break;
 		/* ALU64 mov sign-extends, as a JMP's immediate is. */
 		out[0] = mk(XBPF_ALU64 | XBPF_MOV | XBPF_K, ax, 0, 0, (int32_t)(rnd ^ (uint32_t)insn->imm));
@@ -318,12 +344,11 @@ static int blind_constants(const struct xbpf_exec_prog *prog, struct blinded_pro
 		struct xbpf_insn *to;
 		int64_t t, rel;
 
-		bool func_ref = xbpf_insn_is_pseudo_call(insn) ||
-				(insn->code == LD_IMM64 && insn->src_reg == XBPF_PSEUDO_FUNC);
+		bool func_ref = xbpf_insn_is_func_ref(insn);
 
-		if (!is_jump(insn) && !func_ref)
+		if (!xbpf_insn_is_jump(insn) && !func_ref)
 			continue;
-		t = is_jump(insn) ? jump_target(insn, i) : (int64_t)i + insn->imm + 1;
+		t = func_ref ? xbpf_func_ref_target(insn, i) : xbpf_jump_target(insn, i);
 		if (t < 0 || t > cnt) {
 			err = -ENOTSUP;
 			goto out;
@@ -365,16 +390,40 @@ out:
 
 /* ---- passes ------------------------------------------------------------ */
 
-static int run_pass(const struct xbpf_jit_arch *arch, struct xbpf_jit_ctx *ctx)
+/* One pass over the whole program: every function, every instruction. */
+static int run_pass(const struct xbpf_jit_arch *arch, struct xbpf_jit_ctx *ctx,
+		    const struct xbpf_jit_func *funcs)
 {
+	const struct xbpf_exec_prog *prog = ctx->prog;
 	int err;
 
 	ctx->pos = 0;
-	err = arch->emit(ctx);
-	if (err)
-		return err;
-	if (ctx->image && ctx->pos > ctx->image_cap)
-		return -EFAULT;
+	ctx->err = 0;
+	for (uint32_t f = 0; f < prog->func_cnt; f++) {
+		const struct xbpf_jit_func *fn = &funcs[f];
+
+		ctx->func_off[f] = (uint32_t)ctx->pos;
+		err = arch->prologue(ctx, fn);
+		for (uint32_t i = fn->start; i < fn->end && !err && !ctx->err;) {
+			uint32_t len = xbpf_insn_len(&prog->insns[i]);
+
+			ctx->insn_off[i] = (uint32_t)ctx->pos;
+			if (len == 2)
+				ctx->insn_off[i + 1] = (uint32_t)ctx->pos;
+			err = arch->translate(ctx, fn, i);
+			i += len;
+		}
+		if (!err && !ctx->err)
+			err = arch->epilogue(ctx, fn);
+		if (!err)
+			err = ctx->err;
+		if (err)
+			return err;
+	}
+	ctx->func_off[prog->func_cnt] = (uint32_t)ctx->pos;
+	ctx->insn_off[prog->insn_cnt] = (uint32_t)ctx->pos;
+	if (ctx->pos > arch->max_image || (ctx->image && ctx->pos > ctx->image_cap))
+		return -E2BIG;
 	ctx->pass++;
 	return 0;
 }
@@ -384,6 +433,7 @@ int __xbpf_jit_compile(const struct xbpf_jit_arch *arch, const struct xbpf_exec_
 {
 	struct blinded_prog *blinded = NULL;
 	uint32_t *insn_off = NULL, *func_off = NULL, *prev_insn = NULL, *prev_func = NULL;
+	struct xbpf_jit_func *funcs = NULL;
 	struct xbpf_jit_ctx ctx = {};
 	size_t size, map_size, insn_bytes, func_bytes, page;
 	void *mem = MAP_FAILED;
@@ -394,7 +444,7 @@ int __xbpf_jit_compile(const struct xbpf_jit_arch *arch, const struct xbpf_exec_
 	if (!ret_image || !prog)
 		return -EINVAL;
 	memset(ret_image, 0, sizeof(*ret_image));
-	if (!arch || !arch->emit)
+	if (!arch || !arch->prologue || !arch->translate || !arch->epilogue)
 		return -ENOTSUP;
 	if (!prog->insns || !prog->insn_cnt || !prog->func_cnt || !prog->func_start ||
 	    !prog->stack_depth)
@@ -410,6 +460,10 @@ int __xbpf_jit_compile(const struct xbpf_jit_arch *arch, const struct xbpf_exec_
 		prog = &blinded->prog;
 	}
 	err = check_structure(prog);
+	if (err)
+		goto out;
+	funcs = calloc(prog->func_cnt, sizeof(*funcs));
+	err = funcs ? plan_funcs(prog, funcs) : -ENOMEM;
 	if (err)
 		goto out;
 
@@ -433,12 +487,14 @@ int __xbpf_jit_compile(const struct xbpf_jit_arch *arch, const struct xbpf_exec_
 	ctx.prog = prog;
 	ctx.insn_off = insn_off;
 	ctx.func_off = func_off;
+	ctx.prev_insn_off = prev_insn;
+	ctx.prev_func_off = prev_func;
 
 	/* Sizing: converged once a pass reproduces every offset. */
 	while (ctx.pass < JIT_MAX_PASSES) {
 		memcpy(prev_insn, insn_off, insn_bytes);
 		memcpy(prev_func, func_off, func_bytes);
-		err = run_pass(arch, &ctx);
+		err = run_pass(arch, &ctx, funcs);
 		if (err)
 			goto out;
 		if (!memcmp(prev_insn, insn_off, insn_bytes) && !memcmp(prev_func, func_off, func_bytes)) {
@@ -464,7 +520,7 @@ int __xbpf_jit_compile(const struct xbpf_jit_arch *arch, const struct xbpf_exec_
 	/* Emit into the image, then the final pass with every address known. */
 	for (i = 0; i < 2; i++) {
 		ctx.final_pass = i == 1;
-		err = run_pass(arch, &ctx);
+		err = run_pass(arch, &ctx, funcs);
 		if (err)
 			goto out;
 		if (ctx.pos != size || memcmp(prev_insn, insn_off, insn_bytes) ||
@@ -494,6 +550,7 @@ out:
 	free(prev_insn);
 	free(func_off);
 	free(prev_func);
+	free(funcs);
 	free_blinded(blinded);
 	return err;
 }
@@ -507,3 +564,12 @@ void __xbpf_jit_image_free(struct xbpf_jit_image *image)
 	free(image->func_off);
 	memset(image, 0, sizeof(*image));
 }
+
+/* Only the host's back end runs; both are built (see engine_impl.h). */
+#if defined(__x86_64__)
+const struct xbpf_jit_arch *const __xbpf_jit_host_arch = &__xbpf_jit_x86_64;
+#elif defined(__aarch64__)
+const struct xbpf_jit_arch *const __xbpf_jit_host_arch = &__xbpf_jit_arm64;
+#else
+const struct xbpf_jit_arch *const __xbpf_jit_host_arch = NULL;
+#endif

@@ -119,14 +119,9 @@ static int structural_check(struct xbpf_vm *vm, const struct xbpf_insn *insns, s
 		}
 		if (xbpf_insn_len(insn) == 2)
 			second_half[i + 1] = true;
-		if (insn->code == (XBPF_JMP | XBPF_CALL) && insn->src_reg == XBPF_PSEUDO_KFUNC_CALL) {
-			vm_log(opts, "%zu: kernel function calls are not supported\n", i);
-			goto out;
-		}
-		if (!xbpf_insn_is_pseudo_call(insn) &&
-		    !(insn->code == (XBPF_LD | XBPF_DW | XBPF_IMM) && insn->src_reg == XBPF_PSEUDO_FUNC))
+		if (!xbpf_insn_is_func_ref(insn))
 			continue;
-		target = (int64_t)i + insn->imm + 1;
+		target = xbpf_func_ref_target(insn, i);
 		if (target < 0 || target >= (int64_t)cnt) {
 			vm_log(opts, "%zu: call to invalid destination\n", i);
 			goto out;
@@ -157,14 +152,11 @@ static int structural_check(struct xbpf_vm *vm, const struct xbpf_insn *insns, s
 		}
 		for (i = start; i < end; i += xbpf_insn_len(&insns[i])) {
 			const struct xbpf_insn *insn = &insns[i];
-			uint8_t class = XBPF_CLASS(insn->code), op = XBPF_OP(insn->code);
 			int64_t target;
 
-			if ((class != XBPF_JMP && class != XBPF_JMP32) || op == XBPF_CALL ||
-			    op == XBPF_EXIT)
+			if (!xbpf_insn_is_jump(insn))
 				continue;
-			target = (int64_t)i + 1 +
-				 (insn->code == (XBPF_JMP32 | XBPF_JA) ? insn->imm : insn->off);
+			target = xbpf_jump_target(insn, i);
 			if (target < (int64_t)start || target >= (int64_t)end) {
 				vm_log(opts, "jump out of range from insn %zu to %lld\n", i, (long long)target);
 				goto out;
@@ -174,9 +166,7 @@ static int structural_check(struct xbpf_vm *vm, const struct xbpf_insn *insns, s
 				goto out;
 			}
 		}
-		if (second_half[end - 1] ||
-		    (last->code != (XBPF_JMP | XBPF_EXIT) && last->code != (XBPF_JMP | XBPF_JA) &&
-		     last->code != (XBPF_JMP32 | XBPF_JA))) {
+		if (second_half[end - 1] || !xbpf_insn_ends_block(last)) {
 			vm_log(opts, "last insn is not an exit or jmp\n");
 			goto out;
 		}
@@ -218,6 +208,24 @@ static int take_verifier_funcs(struct xbpf_vm *vm)
 	return 0;
 }
 
+/*
+ * After map resolution, what no engine runs (unresolved references, kfuncs)
+ * is refused for all of them at once, so the interpreter and both JITs run
+ * the same set of programs.
+ */
+static int check_engine_insns(struct xbpf_vm *vm, const struct xbpf_vm_opts *opts)
+{
+	const char *msg = NULL;
+
+	for (size_t i = 0; i < vm->insn_cnt; i += xbpf_insn_len(&vm->insns[i])) {
+		if (__xbpf_engine_check_insn(vm->insns, (uint32_t)vm->insn_cnt, (uint32_t)i, &msg)) {
+			vm_log(opts, "%zu: %s\n", i, msg);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* The interpreter's frame size of each call's callee, so that calls need no search. */
 static int precompute_call_frames(struct xbpf_vm *vm)
 {
@@ -228,7 +236,7 @@ static int precompute_call_frames(struct xbpf_vm *vm)
 		return -ENOMEM;
 	for (i = 0; i < vm->insn_cnt; i++) {
 		const struct xbpf_insn *insn = &vm->insns[i];
-		int64_t target = (int64_t)i + insn->imm + 1;
+		int64_t target = xbpf_func_ref_target(insn, i);
 
 		if (!xbpf_insn_is_pseudo_call(insn) || target < 0 || target >= (int64_t)vm->insn_cnt)
 			continue;
@@ -303,6 +311,9 @@ struct xbpf_vm *xbpf_vm__new(const struct xbpf_prog *prog, const struct xbpf_vm_
 		err = -EINVAL;
 		goto err_free;
 	}
+	err = check_engine_insns(vm, opts);
+	if (err)
+		goto err_free;
 	vm->exec.insns = vm->insns;
 	vm->exec.insn_cnt = (uint32_t)vm->insn_cnt;
 	vm->exec.func_start = vm->func_start;

@@ -87,20 +87,6 @@ int xv_find_subprog(const struct xv_env *env, int insn_idx)
 	return -ENOENT;
 }
 
-static int jump_target(const struct xbpf_insn *insn, int i)
-{
-	if (insn->code == (XBPF_JMP32 | XBPF_JA))
-		return i + insn->imm + 1;
-	return i + insn->off + 1;
-}
-
-static bool is_jump(const struct xbpf_insn *insn)
-{
-	uint8_t cls = XBPF_CLASS(insn->code), op = XBPF_OP(insn->code);
-
-	return (cls == XBPF_JMP || cls == XBPF_JMP32) && op != XBPF_CALL && op != XBPF_EXIT;
-}
-
 int xv_find_subprogs(struct xv_env *env)
 {
 	const struct xbpf_insn *insns = env->insns;
@@ -135,8 +121,8 @@ int xv_find_subprogs(struct xv_env *env)
 		if (XBPF_CLASS(insn->code) == XBPF_LD &&
 		    (XBPF_MODE(insn->code) == XBPF_ABS || XBPF_MODE(insn->code) == XBPF_IND))
 			sp->has_ld_abs = env->has_ld_abs = true;
-		if (is_jump(insn)) {
-			int off = jump_target(insn, i);
+		if (xbpf_insn_is_jump(insn)) {
+			int off = (int)xbpf_jump_target(insn, i);
 
 			if (off < sp->start || off >= sp->end) {
 				env->insn_idx = i;
@@ -145,8 +131,7 @@ int xv_find_subprogs(struct xv_env *env)
 			}
 		}
 		if (i == sp->end - 1) {
-			if (insn->code != (XBPF_JMP | XBPF_EXIT) && insn->code != (XBPF_JMP | XBPF_JA) &&
-			    insn->code != (XBPF_JMP32 | XBPF_JA)) {
+			if (!xbpf_insn_ends_block(insn)) {
 				env->insn_idx = i;
 				xv_err(env, "last insn is not an exit or jmp\n");
 				return -EINVAL;
@@ -183,13 +168,13 @@ static int successors(const struct xv_env *env, int t, int succ[2], bool branch[
 		return 1;
 	}
 	if (op == XBPF_JA) {
-		succ[0] = jump_target(insn, t);
+		succ[0] = (int)xbpf_jump_target(insn, t);
 		branch[0] = true;
 		return 1;
 	}
 	succ[0] = t + 1;
 	branch[0] = false;
-	succ[1] = t + insn->off + 1;
+	succ[1] = (int)xbpf_jump_target(insn, t);
 	branch[1] = true;
 	return 2;
 }

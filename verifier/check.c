@@ -93,9 +93,9 @@ static int static_subprog_checks(struct xv_env *env)
 	return 0;
 }
 
+/* One instruction, dispatched on its format in the opcode table (isa/). */
 static int do_one(struct xv_env *env, const struct xbpf_insn *insn, bool *path_done)
 {
-	uint8_t cls = XBPF_CLASS(insn->code), op = XBPF_OP(insn->code);
 	const char *msg = NULL;
 	int err = 0;
 
@@ -104,72 +104,66 @@ static int do_one(struct xv_env *env, const struct xbpf_insn *insn, bool *path_d
 		xv_err(env, "%s\n", msg ? msg : "invalid instruction");
 		return -EINVAL;
 	}
-	switch (cls) {
-	case XBPF_ALU:
-	case XBPF_ALU64:
+	switch (xbpf_opcode_desc(insn->code)->fmt) {
+	case XBPF_FMT_ALU:
+	case XBPF_FMT_ALU_UN:
 		err = xv_check_alu(env, insn);
 		env->insn_idx++;
 		break;
-	case XBPF_LDX:
+	case XBPF_FMT_LDX:
 		err = xv_check_ldx(env, insn);
 		env->insn_idx++;
 		break;
-	case XBPF_ST:
+	case XBPF_FMT_ST:
+	case XBPF_FMT_STX:
 		err = xv_check_st_stx(env, insn);
 		env->insn_idx++;
 		break;
-	case XBPF_STX:
-		if (XBPF_MODE(insn->code) == XBPF_ATOMIC)
-			err = xv_check_atomic(env, insn);
-		else
-			err = xv_check_st_stx(env, insn);
+	case XBPF_FMT_ATOMIC:
+		err = xv_check_atomic(env, insn);
 		env->insn_idx++;
 		break;
-	case XBPF_LD:
-		if (XBPF_MODE(insn->code) == XBPF_IMM) {
-			err = xv_check_ld_imm(env, insn);
-			env->insn_idx += 2;
-		} else {
-			err = xv_check_ld_abs(env, insn);
+	case XBPF_FMT_LDIMM64:
+		err = xv_check_ld_imm(env, insn);
+		env->insn_idx += 2;
+		break;
+	case XBPF_FMT_LDABS:
+		err = xv_check_ld_abs(env, insn);
+		env->insn_idx++;
+		break;
+	case XBPF_FMT_CALL:
+		env->jmps_processed++;
+		if (insn->src_reg == XBPF_PSEUDO_CALL) {
+			err = xv_check_func_call(env, insn, &env->insn_idx);
+		} else if (insn->src_reg == 0) {
+			err = xv_check_helper_call(env, insn);
 			env->insn_idx++;
+		} else {
+			xv_err(env, "unsupported call kind src_reg=%d\n", insn->src_reg);
+			err = -EINVAL;
 		}
 		break;
-	case XBPF_JMP:
-	case XBPF_JMP32:
-		if (op == XBPF_CALL) {
-			env->jmps_processed++;
-			if (insn->src_reg == XBPF_PSEUDO_CALL) {
-				err = xv_check_func_call(env, insn, &env->insn_idx);
-			} else if (insn->src_reg == 0) {
-				err = xv_check_helper_call(env, insn);
-				env->insn_idx++;
-			} else {
-				xv_err(env, "unsupported call kind src_reg=%d\n", insn->src_reg);
-				err = -EINVAL;
-			}
-		} else if (op == XBPF_JA) {
-			env->jmps_processed++;
-			if (cls == XBPF_JMP32)
-				env->insn_idx += insn->imm + 1;
-			else
-				env->insn_idx += insn->off + 1;
-		} else if (op == XBPF_EXIT) {
-			env->jmps_processed++;
-			/* A callee may return nothing: only the caller's reads of R0 are checked. */
-			if (env->cur->curframe) {
-				err = xv_prepare_func_exit(env, &env->insn_idx);
-				break;
-			}
-			err = xv_check_reg_arg(env, 0, SRC_OP);
-			if (err)
-				break;
-			*path_done = true;
-		} else {
-			err = xv_check_cond_jmp(env, insn, &env->insn_idx);
+	case XBPF_FMT_JA:
+		env->jmps_processed++;
+		env->insn_idx = (int)xbpf_jump_target(insn, env->insn_idx);
+		break;
+	case XBPF_FMT_EXIT:
+		env->jmps_processed++;
+		/* A callee may return nothing: only the caller's reads of R0 are checked. */
+		if (env->cur->curframe) {
+			err = xv_prepare_func_exit(env, &env->insn_idx);
+			break;
 		}
+		err = xv_check_reg_arg(env, 0, SRC_OP);
+		if (err)
+			break;
+		*path_done = true;
+		break;
+	case XBPF_FMT_JCOND:
+		err = xv_check_cond_jmp(env, insn, &env->insn_idx);
 		break;
 	default:
-		xv_err(env, "unknown insn class %d\n", cls);
+		xv_err(env, "unknown insn class %d\n", XBPF_CLASS(insn->code));
 		err = -EINVAL;
 	}
 	return err;

@@ -3,44 +3,44 @@
  * ctx.c - which bytes of the program context a program type may read or
  * write, and with which sizes: the kernel's *_is_valid_access() rules for
  * struct xdp_md, struct __sk_buff (sched_cls/sched_act and socket_filter)
- * and tracepoints.  Offsets are the UAPI layouts', spelled out here so that
- * this file needs no kernel header (the verifier cross-builds for arm64).
+ * and tracepoints.  Offsets are offsetof() of the UAPI layouts
+ * (<linux/bpf.h>, through libxbpf_internal.h).
  */
 #include <errno.h>
 
 #include "verifier_impl.h"
 
 /* struct xdp_md */
-#define XDP_DATA 0
-#define XDP_DATA_END 4
-#define XDP_DATA_META 8
-#define XDP_EGRESS_IFINDEX 20 /* devmap programs only */
-#define XDP_MD_SIZE 24
+#define XDP(field) (int)offsetof(struct xdp_md, field)
+#define XDP_DATA XDP(data)
+#define XDP_DATA_END XDP(data_end)
+#define XDP_DATA_META XDP(data_meta)
+#define XDP_EGRESS_IFINDEX XDP(egress_ifindex) /* devmap programs only */
+#define XDP_MD_SIZE (int)sizeof(struct xdp_md)
 
 /* struct __sk_buff */
-#define SKB_MARK 8
-#define SKB_QUEUE_MAPPING 12
-#define SKB_PRIORITY 32
-#define SKB_TC_INDEX 44
-#define SKB_CB 48
-#define SKB_CB_END 68
-#define SKB_TC_CLASSID 72
-#define SKB_DATA 76
-#define SKB_DATA_END 80
-#define SKB_FAMILY 88
-#define SKB_REMOTE_IP4 92
-#define SKB_LOCAL_IP4 96
-#define SKB_REMOTE_IP6 100
-#define SKB_LOCAL_IP6 116
-#define SKB_LOCAL_PORT 136
-#define SKB_DATA_META 140
-#define SKB_FLOW_KEYS 144
-#define SKB_TSTAMP 152
-#define SKB_WIRE_LEN 160
-#define SKB_SK 168
-#define SKB_TSTAMP_TYPE 180
-#define SKB_HWTSTAMP 184
-#define SKB_SIZE 192
+#define SKB(field) (int)offsetof(struct __sk_buff, field)
+#define SKB_MARK SKB(mark)
+#define SKB_QUEUE_MAPPING SKB(queue_mapping)
+#define SKB_PRIORITY SKB(priority)
+#define SKB_TC_INDEX SKB(tc_index)
+#define SKB_CB SKB(cb)
+#define SKB_CB_END (int)offsetofend(struct __sk_buff, cb)
+#define SKB_TC_CLASSID SKB(tc_classid)
+#define SKB_DATA SKB(data)
+#define SKB_DATA_END SKB(data_end)
+#define SKB_FAMILY SKB(family)
+#define SKB_REMOTE_IP4 SKB(remote_ip4)
+#define SKB_LOCAL_IP6 SKB(local_ip6)
+#define SKB_LOCAL_PORT SKB(local_port)
+#define SKB_DATA_META SKB(data_meta)
+#define SKB_FLOW_KEYS SKB(flow_keys)
+#define SKB_TSTAMP SKB(tstamp)
+#define SKB_WIRE_LEN SKB(wire_len)
+#define SKB_SK SKB(sk)
+#define SKB_TSTAMP_TYPE SKB(tstamp_type)
+#define SKB_HWTSTAMP SKB(hwtstamp)
+#define SKB_SIZE (int)sizeof(struct __sk_buff)
 
 /* PERF_MAX_TRACE_SIZE; the first 8 bytes (common fields pointer) are hidden. */
 #define TRACEPOINT_CTX_MAX 8192

@@ -125,6 +125,68 @@ static void test_exhaustive(void)
 	}
 }
 
+/* The opcode list and the table agree; names and mnemonics are unique. */
+#define LIST_ENTRY(CODE, NAME, MN, FMT, SIZE, IS64, SRC)                                           \
+	{ CODE, #NAME, MN, XBPF_FMT_##FMT, SIZE, IS64, SRC },
+
+static const struct {
+	int code;
+	const char *name, *mnemonic;
+	enum xbpf_opfmt fmt;
+	int size;
+	bool is64, src;
+} opcode_list[] = { XBPF_OPCODES(LIST_ENTRY) };
+
+static void test_list(void)
+{
+	size_t n = sizeof(opcode_list) / sizeof(opcode_list[0]);
+	bool seen[256] = { false };
+
+	CHECK(n == 125, "opcode list has %zu entries, expected 125", n);
+	for (size_t i = 0; i < n; i++) {
+		const struct xbpf_opdesc *d = xbpf_opcode_desc(opcode_list[i].code);
+
+		CHECK(!seen[opcode_list[i].code], "opcode %02x listed twice", opcode_list[i].code);
+		seen[opcode_list[i].code] = true;
+		CHECK(d->fmt == opcode_list[i].fmt && d->size == opcode_list[i].size &&
+		      d->is64 == opcode_list[i].is64 && d->uses_src_reg == opcode_list[i].src &&
+		      !strcmp(d->mnemonic, opcode_list[i].mnemonic),
+		      "%s: table and list differ", opcode_list[i].name);
+		for (size_t k = 0; k < i; k++)
+			CHECK(strcmp(opcode_list[k].name, opcode_list[i].name),
+			      "name %s used twice", opcode_list[i].name);
+	}
+}
+
+/* Jump targets and the function of an instruction. */
+static void test_structure_helpers(void)
+{
+	static const uint32_t starts[] = { 0, 5, 9, 30 };
+	struct xbpf_insn ja = JA(-3), gotol = { .code = XBPF_JMP32 | XBPF_JA, .imm = 100 };
+	struct xbpf_insn jc = JK(JEQ, 1, 0, 7), call = CALL_PC(-4), ex = EXIT();
+
+	CHECK(xbpf_insn_is_jump(&ja) && xbpf_insn_is_jump(&gotol) && xbpf_insn_is_jump(&jc),
+	      "ja, gotol, jeq are jumps");
+	CHECK(!xbpf_insn_is_jump(&call) && !xbpf_insn_is_jump(&ex), "call and exit are not jumps");
+	CHECK(xbpf_jump_target(&ja, 10) == 8, "ja target");
+	CHECK(xbpf_jump_target(&gotol, 10) == 111, "gotol target from imm");
+	CHECK(xbpf_jump_target(&jc, 10) == 18, "jeq target");
+	CHECK(xbpf_insn_is_func_ref(&call) && xbpf_func_ref_target(&call, 10) == 7, "call target");
+	CHECK(xbpf_insn_ends_block(&ja) && xbpf_insn_ends_block(&gotol) && xbpf_insn_ends_block(&ex) &&
+	      !xbpf_insn_ends_block(&jc) && !xbpf_insn_ends_block(&call), "block ends");
+
+	for (uint32_t i = 0; i < 40; i++) {
+		uint32_t want = i < 5 ? 0 : i < 9 ? 1 : i < 30 ? 2 : 3;
+
+		CHECK(xbpf_func_of(starts, 4, i) == want, "func_of(%u) = %u, want %u", i,
+		      xbpf_func_of(starts, 4, i), want);
+		CHECK(xbpf_func_at(starts, 4, i) == (starts[want] == i ? (int)want : -1),
+		      "func_at(%u)", i);
+	}
+	CHECK(xbpf_func_of(starts, 1, 12) == 0, "one function");
+	CHECK(xbpf_func_at(starts, 4, -1) == -1 && xbpf_func_at(starts, 0, 0) == -1, "func_at bounds");
+}
+
 struct disasm_case {
 	struct xbpf_insn insn[2];
 	const char *text;
@@ -251,6 +313,8 @@ static void test_disasm(void)
 int main(void)
 {
 	test_table();
+	test_list();
+	test_structure_helpers();
 	test_check();
 	test_exhaustive();
 	test_disasm();
