@@ -90,13 +90,9 @@ struct xlb_store *xlb_store__open(const char *dir, struct xlb_err *err)
 		errno = -ret;
 		return NULL;
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		xlb_err_set(err, -ENOMEM, "out of memory");
-		errno = ENOMEM;
+	s = xlb_store_alloc(sizeof(*s), &sqlite_ops, err);
+	if (!s)
 		return NULL;
-	}
-	s->base.ops = &sqlite_ops;
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 						 SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
 		xlb_err_set(err, -EIO, "store: cannot open %s: %s", path,

@@ -289,13 +289,9 @@ struct xlb_store *xlb_store__open_etcd(const struct xlb_etcd_store_opts *o, stru
 		errno = EINVAL;
 		return NULL;
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		xlb_err_set(err, -ENOMEM, "out of memory");
-		errno = ENOMEM;
+	s = xlb_store_alloc(sizeof(*s), &etcd_ops, err);
+	if (!s)
 		return NULL;
-	}
-	s->base.ops = &etcd_ops;
 	snprintf(s->key, sizeof(s->key), "%sstate", o->prefix);
 	snprintf(s->writer, sizeof(s->writer), "%s", o->writer ? o->writer : "");
 	s->etcd = xlb_etcd__new(o->endpoints, o->timeout_ms, err);

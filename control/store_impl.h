@@ -39,6 +39,9 @@ struct xlb_store {
 	const struct xlb_store_ops *ops;
 };
 
+/* A zeroed store of `size` bytes running `ops`; NULL with errno and err set. */
+void *xlb_store_alloc(size_t size, const struct xlb_store_ops *ops, struct xlb_err *err);
+
 /* store.c: numbers in the SQLite store's meta table (-ENOENT when absent). */
 int xlb_sqlite_meta_get(struct xlb_store *s, const char *key, uint64_t *ret);
 int xlb_sqlite_meta_set(struct xlb_store *s, const char *key, uint64_t v, struct xlb_err *err);

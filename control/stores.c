@@ -6,8 +6,22 @@
  * sees one transaction model for both: begin, save, commit or roll back.
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "store_impl.h"
+
+void *xlb_store_alloc(size_t size, const struct xlb_store_ops *ops, struct xlb_err *err)
+{
+	struct xlb_store *s = calloc(1, size);
+
+	if (!s) {
+		xlb_err_set(err, -ENOMEM, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->ops = ops;
+	return s;
+}
 
 struct xlb_store *xlb_store__close(struct xlb_store *s)
 {

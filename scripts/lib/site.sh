@@ -110,42 +110,8 @@ site_up() {
 	ip netns exec "$T-cl" "$decap" attach c0 --object "$obj" || return 1
 	for n in $(seq "$SITE_REALS"); do
 		ip netns exec "$T-r$n" "$decap" attach r0 "$(site_real_addr $n)" --object "$obj" || return 1
-		site_nginx_start $n || return 1
+		nginx_start $n || return 1  # topology.sh: namespace $T-rN, dir TOPO_TMP/rN
 	done
-}
-
-# nginx in real N answering "rN" (topology.sh's, with the real's namespace).
-site_nginx_start() {
-	local i=$1 d="$TOPO_TMP/r$1"
-	mkdir -p "$d"
-	cat > "$d/nginx.conf" <<NGX
-worker_processes 1;
-pid $d/nginx.pid;
-error_log $d/error.log;
-events { worker_connections 4096; }
-http {
-	access_log off;
-	keepalive_timeout 300s;
-	keepalive_requests 1000000;
-	client_body_temp_path $d;
-	proxy_temp_path $d;
-	fastcgi_temp_path $d;
-	uwsgi_temp_path $d;
-	scgi_temp_path $d;
-	server {
-		listen 80 backlog=4096;
-		location / { return 200 "r$i\n"; }
-	}
-}
-NGX
-	ip netns exec "$T-r$i" "$NGINX" -c "$d/nginx.conf" -g 'daemon off;' \
-		</dev/null >>"$d/nginx.out" 2>&1 &
-	for _ in $(seq 50); do
-		ip netns exec "$T-r$i" ss -Htln "sport = :80" | grep -q . && return 0
-		sleep 0.1
-	done
-	echo "nginx on r$i did not start" >&2
-	return 1
 }
 
 # ---- etcd ------------------------------------------------------------------

@@ -15,7 +15,9 @@
 #     reconverges (time measured) when the store comes back
 #  7. bad input: documents another client writes that break the schema are
 #     refused by every LB (last good state kept, refused revision reported)
-#  8. host failure: lb3's link dies and its processes are killed during
+#  8. lb2's xlbd stopped (SIGTERM), then its program detached: routes
+#     withdrawn each time (timed); a restarted xlbd announces again
+#  9. host failure: lb3's link dies and its processes are killed during
 #     long-lived connections: the router withdraws it (time measured via
 #     BFD), its flows move to the other LBs, >= 99% survive on their real
 # The figures are printed as "FIGURE:" lines (README, "Scaling out").
@@ -203,7 +205,32 @@ rings_identical "after bad input"
 change "repair through lbctl" real set-weight $V "$(site_real_addr 4)" 50
 rings_identical "after the repair"
 
-# 8. Host failure: lb3's link goes dead and its processes die, under 200 connections.
+# 8. Shutdown and a dataplane that fails withdraw lb2's routes; a restart announces again.
+site_wait_nexthops 3 20 || fail "not 3 next hops before lb2's stop"
+monitor_start
+t0=$(now)
+kill "$(cat "$TOPO_TMP/lb2/xlbd.pid")"
+site_wait_nexthops 2 10 || fail "lb2's routes stayed after its xlbd stopped"
+figure "xlbd stopped (SIGTERM) on lb2 -> router down to 2 next hops in $(monitor_ms $t0 2) ms"
+site_xlbd_start 2 "$XLBD" "$LB_OBJ" || fail "xlbd restart on lb2"
+site_wait_nexthops 3 10 || fail "lb2 not announced after its restart"
+[ "$(site_revision 2)" = "$(site_revision 1)" ] || fail "lb2 restarted on another revision"
+t0=$(now)
+ip -n "$T-lb2" link set dev l0 xdpdrv off 2>/dev/null
+ip -n "$T-lb2" link set dev l0 xdpgeneric off 2>/dev/null
+site_wait_nexthops 2 10 || fail "lb2's routes stayed without its dataplane"
+figure "lb2's XDP program detached -> router down to 2 next hops in $(monitor_ms $t0 2) ms (checked every 500 ms)"
+kill $MONITOR 2>/dev/null
+site_lbctl 2 host status | grep -q "dataplane: NOT ATTACHED" || fail "lb2 does not report its dataplane"
+kill "$(cat "$TOPO_TMP/lb2/xlbd.pid")"
+sleep 0.5
+site_xlbd_start 2 "$XLBD" "$LB_OBJ" || fail "xlbd restart on lb2"
+site_wait_nexthops 3 10 || fail "lb2 not announced after its dataplane came back"
+client spread "$SITE_VIP" 100 > "$TOPO_TMP/s8.json"
+grep -q '"fails": 0' "$TOPO_TMP/s8.json" || fail "traffic after lb2's restarts: $(cat "$TOPO_TMP/s8.json")"
+rings_identical "after lb2's restarts"
+
+# 9. Host failure: lb3's link goes dead and its processes die, under 200 connections.
 site_wait_nexthops 3 20 || fail "not 3 next hops before the host failure"
 monitor_start
 hold_start 200 8
