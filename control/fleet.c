@@ -532,6 +532,9 @@ void xlbd_fleet_stop(struct daemon *d)
 
 	if (!f)
 		return;
+	/* Withdraw first: the watch may take a second to notice it should stop. */
+	d->stopping = true;
+	xlbd_announce_shutdown(d);
 	f->stop = true;
 	f->watch_break = true;
 	if (f->tick_running)
@@ -539,8 +542,6 @@ void xlbd_fleet_stop(struct daemon *d)
 	if (f->watch_running)
 		pthread_join(f->watch_thread, NULL);
 	f->tick_running = f->watch_running = false;
-	d->stopping = true;
-	xlbd_announce_shutdown(d);
 	/* Leave the site at once rather than when the lease runs out. */
 	if (f->lease && xlb_etcd__lease_revoke(f->tick_etcd, f->lease, &err))
 		xlbd_log(LOG_WARNING, "%s, ignoring", err.msg);

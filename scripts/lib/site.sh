@@ -285,6 +285,19 @@ site_xlbd_start() {
 	return 1
 }
 
+# site_xlbd_stop N: SIGTERM xlbd on LB N (routes withdrawn, dataplane kept) and wait for it.
+site_xlbd_stop() {
+	local pid
+	pid=$(cat "$TOPO_TMP/lb$1/xlbd.pid" 2>/dev/null) || return 0
+	kill "$pid" 2>/dev/null
+	for _ in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	echo "xlbd on lb$1 did not stop" >&2
+	return 1
+}
+
 site_lbctl() { # N ARGS...
 	local n=$1
 	shift

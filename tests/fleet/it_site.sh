@@ -209,7 +209,7 @@ rings_identical "after the repair"
 site_wait_nexthops 3 20 || fail "not 3 next hops before lb2's stop"
 monitor_start
 t0=$(now)
-kill "$(cat "$TOPO_TMP/lb2/xlbd.pid")"
+site_xlbd_stop 2 || fail "xlbd on lb2 did not stop"
 site_wait_nexthops 2 10 || fail "lb2's routes stayed after its xlbd stopped"
 figure "xlbd stopped (SIGTERM) on lb2 -> router down to 2 next hops in $(monitor_ms $t0 2) ms"
 site_xlbd_start 2 "$XLBD" "$LB_OBJ" || fail "xlbd restart on lb2"
@@ -222,8 +222,7 @@ site_wait_nexthops 2 10 || fail "lb2's routes stayed without its dataplane"
 figure "lb2's XDP program detached -> router down to 2 next hops in $(monitor_ms $t0 2) ms (checked every 500 ms)"
 kill $MONITOR 2>/dev/null
 site_lbctl 2 host status | grep -q "dataplane: NOT ATTACHED" || fail "lb2 does not report its dataplane"
-kill "$(cat "$TOPO_TMP/lb2/xlbd.pid")"
-sleep 0.5
+site_xlbd_stop 2 || fail "xlbd on lb2 did not stop"
 site_xlbd_start 2 "$XLBD" "$LB_OBJ" || fail "xlbd restart on lb2"
 site_wait_nexthops 3 10 || fail "lb2 not announced after its dataplane came back"
 client spread "$SITE_VIP" 100 > "$TOPO_TMP/s8.json"
