@@ -2,8 +2,8 @@
 /*
  * backend.h - private to xlbd: the dataplane backends behind one interface.
  * The kernel backend programs balancer.bpf.o's maps through libbpf and
- * attaches it with libxdp; the userspace backend (the DPDK path) is defined
- * here and not available yet.
+ * attaches it with libxdp; the userspace backend drives xlb-dpdk (the DPDK
+ * path) through the shared maps in its run directory (userspace.h).
  *
  * The daemon drives a backend with small idempotent steps (put a real, put a
  * VIP with its ring, delete a VIP) and keeps a shadow of what it pushed, so a
@@ -32,6 +32,9 @@ enum xlb_xdp_mode {
 struct xlb_backend_opts {
 	const char *obj_path; /* balancer.bpf.o */
 	const char *pin_root; /* /sys/fs/bpf/xlb */
+	/* userspace backend: xlb-dpdk's run directory (maps in maps/), how long to wait for them */
+	const char *run_dir;
+	unsigned int dpdk_wait_s;
 	const char *hc_obj_path; /* healthcheck.bpf.o (tc egress); NULL: beside obj_path */
 	enum xlb_verify_policy verify;
 	enum xlb_xdp_mode xdp_mode;
@@ -127,6 +130,15 @@ struct xlb_backend {
 
 extern const struct xlb_backend_ops xlb_backend_kernel_ops;
 extern const struct xlb_backend_ops xlb_backend_userspace_ops;
+
+/* dp_stats.c: what the backends share when they read a dataplane. */
+/* Sum a reason (event false) or an event counter over the CPUs. */
+typedef int (*xlb_dp_counter_fn)(struct xlb_backend *be, bool event, uint32_t idx,
+				 struct xlb_counters *ret);
+/* The stats of reasons, events and the connection table, each counter through read(). */
+int xlb_dp_stats_read(struct xlb_backend *be, xlb_dp_counter_fn read, struct xlb_dp_stats *ret);
+/* The verifier's verdict (0, -EACCES, -ENOTSUP, or 1: not run) as status names it. */
+const char *xlb_verify_result_name(int result);
 
 /* "kernel" or "userspace" -> ops; NULL if unknown. */
 const struct xlb_backend_ops *xlb_backend_find(const char *name);

@@ -53,31 +53,17 @@ int kernel_real_counters(struct xlb_backend *be, uint32_t id, struct xlb_counter
 	return percpu_sum(k, k->fd[KM_REAL_STATS], id, sizeof(struct xlb_lb_counter), ret);
 }
 
-int kernel_stats(struct xlb_backend *be, struct xlb_dp_stats *ret)
+static int stat_counter(struct xlb_backend *be, bool event, uint32_t idx, struct xlb_counters *ret)
 {
 	struct kernel *k = be->priv;
 
-	memset(ret, 0, sizeof(*ret));
-	for (uint32_t r = 1; r < XLB_REASON_MAX && r < XLB_STATS_MAX_REASONS; r++) {
-		percpu_sum(k, k->fd[KM_REASON_STATS], r, sizeof(struct xlb_counter), &ret->reason[r]);
-		ret->reason_name[r] = xlb_reason_name(r);
-		ret->reason_cnt = r + 1;
-	}
-	for (uint32_t e = 0; e < XLB_EVENT_MAX && e < XLB_STATS_MAX_EVENTS; e++) {
-		percpu_sum(k, k->fd[KM_EVENT_STATS], e, sizeof(struct xlb_counter), &ret->event[e]);
-		ret->event_name[e] = xlb_event_name(e);
-		ret->event_cnt = e + 1;
-	}
-	ret->lru_hits = ret->event[XLB_EV_LRU_HIT].packets;
-	ret->lru_misses = ret->event[XLB_EV_LRU_MISS].packets;
-	ret->new_flows = ret->event[XLB_EV_NEW_FLOW].packets;
-	return 0;
+	return percpu_sum(k, k->fd[event ? KM_EVENT_STATS : KM_REASON_STATS], idx,
+			  sizeof(struct xlb_counter), ret);
 }
 
-static const char *verdict_name(int result)
+int kernel_stats(struct xlb_backend *be, struct xlb_dp_stats *ret)
 {
-	return result == 0 ? "accepted" : result == -ENOTSUP ? "unavailable" :
-	       result == 1 ? "not run" : "rejected";
+	return xlb_dp_stats_read(be, stat_counter, ret);
 }
 
 json_t *kernel_status(struct xlb_backend *be)
@@ -100,14 +86,13 @@ json_t *kernel_status(struct xlb_backend *be)
 	}
 	j = json_pack("{s:s, s:s, s:s, s:o, s:{s:s, s:s}}", "backend", "kernel", "object",
 		      k->opts.obj_path, "pin_root", k->pin_root, "interfaces", ifaces, "verifier",
-		      "result", verdict_name(k->verify_result),
-		      "message", k->verify_msg);
+		      "result", xlb_verify_result_name(k->verify_result), "message", k->verify_msg);
 	if (k->verify_json)
 		json_object_set(json_object_get(j, "verifier"), "programs", k->verify_json);
 	json_object_set_new(j, "healthcheck_program",
 			    json_pack("{s:b, s:s, s:{s:s, s:s}}", "attached", k->hc_obj != NULL,
 				      "message", k->hc_msg, "verifier", "result",
-				      verdict_name(k->hc_img.verify_result), "message",
+				      xlb_verify_result_name(k->hc_img.verify_result), "message",
 				      k->hc_verify_msg));
 	if (k->hc_verify_json)
 		json_object_set(json_object_get(json_object_get(j, "healthcheck_program"), "verifier"),

@@ -95,6 +95,31 @@ void lbctl_show_real_list(json_t *res)
 	print_reals(json_object_get(res, "reals"), "");
 }
 
+/* The userspace backend's dataplane: xlb-dpdk, its ports and its lcores. */
+static void show_dpdk(json_t *dp)
+{
+	json_t *x = json_object_get(dp, "dpdk"), *p;
+	size_t k;
+
+	printf("backend:   userspace  object %s  maps %s\n", jstr(dp, "object"), jstr(dp, "pin_root"));
+	if (!json_object_get(x, "pid")) {
+		printf("xlb-dpdk:  NOT RUNNING (%s)\n", jstr(x, "message"));
+		return;
+	}
+	printf("xlb-dpdk:  %s (pid %lld), engine %s, program %s, %lld lcore(s)\n",
+	       json_is_true(json_object_get(x, "running")) ? "running" : "NOT RUNNING",
+	       jint(x, "pid"), jstr(x, "engine"), jstr(x, "program"), jint(x, "lcores"));
+	printf("%-24s %-10s %-8s %s\n", "PORT", "ROLE", "IFINDEX", "RX-QUEUES");
+	json_array_foreach(json_object_get(x, "ports"), k, p)
+		printf("%-24s %-10s %-8lld %lld\n", jstr(p, "name"), jstr(p, "role"),
+		       jint(p, "ifindex"), jint(p, "rx_queues"));
+	printf("%-6s %-6s %-7s %-7s %s\n", "LCORE", "CPU", "QUEUES", "LOAD", "RX");
+	json_array_foreach(json_object_get(x, "lcore_load"), k, p)
+		printf("%-6lld %-6lld %-7lld %5.1f%%  %lld\n", jint(p, "lcore"), jint(p, "index"),
+		       jint(p, "queues"), 100 * json_real_value(json_object_get(p, "load")),
+		       jint(p, "rx"));
+}
+
 void lbctl_show_status(json_t *s)
 {
 	json_t *dp = json_object_get(s, "dataplane"), *set = json_object_get(s, "settings"), *i,
@@ -103,10 +128,14 @@ void lbctl_show_status(json_t *s)
 
 	printf("xlbd %s, up %llds, %lld VIP(s), %lld real(s), %lld change(s)\n", jstr(s, "version"),
 	       jint(s, "uptime_s"), jint(s, "vips"), jint(s, "reals"), jint(s, "changes"));
-	printf("backend:   %s  object %s  pins %s\n", jstr(dp, "backend"), jstr(dp, "object"),
-	       jstr(dp, "pin_root"));
-	printf("%-10s %-8s %-8s %-15s %-9s %s\n", "INTERFACE", "IFINDEX", "PROG-ID", "LIBXDP", "MODE",
-	       "ATTACHED");
+	if (json_object_get(dp, "dpdk"))
+		show_dpdk(dp);
+	else
+		printf("backend:   %s  object %s  pins %s\n", jstr(dp, "backend"), jstr(dp, "object"),
+		       jstr(dp, "pin_root"));
+	if (json_array_size(json_object_get(dp, "interfaces")))
+		printf("%-10s %-8s %-8s %-15s %-9s %s\n", "INTERFACE", "IFINDEX", "PROG-ID", "LIBXDP",
+		       "MODE", "ATTACHED");
 	json_array_foreach(json_object_get(dp, "interfaces"), k, i)
 		printf("%-10s %-8lld %-8lld %-15s %-9s %s%s\n", jstr(i, "name"), jint(i, "ifindex"),
 		       jint(i, "prog_id"), jstr(i, "libxdp"), jstr(i, "mode"),

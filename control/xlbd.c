@@ -54,6 +54,8 @@ static int open_backend(struct daemon *d)
 	bopts = (struct xlb_backend_opts){
 		.obj_path = c->object,
 		.pin_root = c->pin_root,
+		.run_dir = c->dpdk_run_dir,
+		.dpdk_wait_s = c->dpdk_wait_s,
 		.verify = (enum xlb_verify_policy)c->verify,
 		.xdp_mode = (enum xlb_xdp_mode)c->xdp_mode,
 		.skb_mode = c->skb_mode,
@@ -175,6 +177,8 @@ int main(int argc, char **argv)
 		.pin_root = "/sys/fs/bpf/xlb",
 		.object = XLB_DATADIR "/balancer.bpf.o",
 		.backend = "kernel",
+		.dpdk_run_dir = "/run/xlb/dpdk",
+		.dpdk_wait_s = 10,
 		.metrics_addr = "127.0.0.1",
 		.metrics_port = 9100,
 		.etcd_prefix = "/xlb/",

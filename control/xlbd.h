@@ -102,6 +102,8 @@ struct xlbd_config {
 	const char *pin_root;
 	const char *object;
 	const char *backend;
+	const char *dpdk_run_dir; /* userspace backend */
+	uint32_t dpdk_wait_s;
 	const char *metrics_addr;
 	uint16_t metrics_port;
 	bool metrics_optional;

@@ -275,6 +275,7 @@ struct xbpf_helper_proto {
 	enum xbpf_arg_type args[5];
 	bool changes_pkt_data; /* invalidates packet pointers in every frame */
 	uint32_t prog_types;   /* XBPF_PROG_BIT() mask of program types allowed */
+	bool pkt_access;       /* may take packet pointers as memory arguments */
 };
 
 /* Prototype of helper `id`, or NULL when the runtime does not provide it. */

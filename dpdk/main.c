@@ -7,15 +7,17 @@
  *   xlb-dpdk [EAL options] -- --obj balancer.bpf.o [--prog NAME]
  *            [--engine jit|interp] [--run-dir DIR] [--exception-port N]
  *            [--exception-out N] [--ifindex PORT=IFINDEX]... [--burst N]
- *            [--mbufs N] [--rx-desc N] [--tx-desc N] [--duration SECONDS]
- *            [--quiet]
+ *            [--mbufs N] [--rx-desc N] [--tx-desc N] [--idle-us N]
+ *            [--duration SECONDS] [--quiet]
  *
  * Ports are numbered in the EAL's order (PCI devices, then --vdev in
  * order).  The process stops on SIGINT/SIGTERM (or after --duration) and
  * leaves its maps in <run dir>/maps for the next start.
  */
 #include <errno.h>
+#include <ftw.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +44,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: xlb-dpdk [EAL options] -- --obj OBJ [--prog NAME] [--engine jit|interp]\n"
 		   "       [--run-dir DIR] [--exception-port N] [--exception-out N]\n"
 		   "       [--ifindex PORT=IFINDEX]... [--burst N] [--mbufs N] [--rx-desc N]\n"
-		   "       [--tx-desc N] [--duration SECONDS] [--quiet]\n");
+		   "       [--tx-desc N] [--idle-us N] [--duration SECONDS] [--quiet]\n");
 }
 
 static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *ret)
@@ -72,6 +74,7 @@ static int parse_args(int argc, char **argv, struct xlb_dpdk_opts *o, double *du
 		{ "mbufs", required_argument, NULL, 'm' },
 		{ "rx-desc", required_argument, NULL, 'R' },
 		{ "tx-desc", required_argument, NULL, 'T' },
+		{ "idle-us", required_argument, NULL, 'I' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -132,6 +135,11 @@ static int parse_args(int argc, char **argv, struct xlb_dpdk_opts *o, double *du
 			if (parse_uint(optarg, 16, 16384, &v))
 				goto bad;
 			*(c == 'R' ? &o->rx_desc : &o->tx_desc) = (unsigned int)v;
+			break;
+		case 'I':
+			if (parse_uint(optarg, 0, 1000000, &v))
+				goto bad;
+			o->idle_us = (unsigned int)v;
 			break;
 		case 'd':
 			*duration = strtod(optarg, NULL);
@@ -222,6 +230,27 @@ static void print_summary(struct xlb_dp *dp)
 	}
 }
 
+static int unlink_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	return remove(path) && errno != ENOENT ? -1 : 0;
+}
+
+/*
+ * The EAL leaves its runtime files (/var/run/dpdk/<file-prefix>/: config,
+ * memory segment lists) behind; a primary process that stops cleanly
+ * takes them away.  (After kill -9 they stay until the next start with
+ * the same prefix reuses them.)
+ */
+static void remove_runtime_dir(void)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+	rte_eal_cleanup();
+	if (dir[0] && rte_eal_process_type() == RTE_PROC_PRIMARY)
+		nftw(dir, unlink_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(int argc, char **argv)
 {
 	static struct xlb_dp dp = {
@@ -307,7 +336,7 @@ out:
 	xlb_prog_unload(&dp);
 	for (i = 0; i < dp.nr_workers; i++)
 		xbpf_run_ctx__free(dp.workers[i].ctx);
-	rte_eal_cleanup();
+	remove_runtime_dir();
 	free(eargv);
 	return err ? 1 : 0;
 }

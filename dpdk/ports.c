@@ -118,6 +118,26 @@ static int plan_queues(struct xlb_dp *dp, struct xlb_port *p, const struct rte_e
 	return 0;
 }
 
+/*
+ * The host stack behind the exception port answers for the wire: it gets
+ * the MAC of the data port its traffic leaves by, so ARP and ND answers
+ * name the address the wire sends to (net_tap sets its kernel interface's).
+ */
+static void exception_mac(struct xlb_dp *dp)
+{
+	struct rte_ether_addr mac;
+	int err;
+
+	if (dp->exc < 0 || dp->exc_out < 0 ||
+	    rte_eth_macaddr_get(dp->ports[dp->exc_out].port_id, &mac))
+		return;
+	err = rte_eth_dev_default_mac_addr_set(dp->ports[dp->exc].port_id, &mac);
+	if (err && !dp->opts.quiet)
+		fprintf(stderr, "xlb-dpdk: note: exception port %s keeps its own MAC (%s); give the "
+				"host interface the MAC of %s\n",
+			dp->ports[dp->exc].name, rte_strerror(-err), dp->ports[dp->exc_out].name);
+}
+
 int xlb_ports_setup(struct xlb_dp *dp)
 {
 	unsigned int i, w, nr_rx = 0;
@@ -189,9 +209,12 @@ int xlb_ports_setup(struct xlb_dp *dp)
 	}
 	if (dp->exc_out >= 0 && dp->ports[dp->exc_out].tx_queues > dp->nr_workers)
 		dp->main_txq = (uint16_t)dp->nr_workers;
+	else if (dp->exc_out >= 0 && dp->workers[0].lcore_id == rte_get_main_lcore())
+		dp->main_txq = dp->workers[0].txq; /* one lcore does both: its queue is free here */
 	else if (dp->exc >= 0 && dp->ports[dp->exc].rx_queues)
 		fprintf(stderr, "xlb-dpdk: warning: port %s has no spare TX queue: host traffic from the exception port is dropped\n",
 			dp->exc_out >= 0 ? dp->ports[dp->exc_out].name : "-");
+	exception_mac(dp);
 	return 0;
 }
 
@@ -248,5 +271,17 @@ void xlb_publish(struct xlb_dp *dp)
 		ps.tx_bytes = st.obytes;
 		ps.tx_errors = st.oerrors;
 		xbpf_map__update(dp->port_map, &i, &ps, XBPF_ANY);
+	}
+	/* each lcore's load over the last second or so, from the cycles it counts */
+	for (i = 0; i < dp->nr_workers; i++) {
+		struct xlb_worker *wk = &dp->workers[i];
+		uint64_t busy = wk->stats->busy_cycles, total = wk->stats->total_cycles;
+
+		if (!wk->stats->tsc_hz || total - wk->load_total0 < wk->stats->tsc_hz)
+			continue;
+		wk->stats->load_permille =
+			(uint32_t)((busy - wk->load_busy0) * 1000 / (total - wk->load_total0));
+		wk->load_busy0 = busy;
+		wk->load_total0 = total;
 	}
 }

@@ -140,7 +140,7 @@ int xlb_worker_main(void *arg)
 	struct rte_mbuf *pkts[XLB_DPDK_MAX_BURST];
 	bool main_duties = rte_lcore_id() == rte_get_main_lcore();
 	uint64_t last = rte_rdtsc(), publish = 0, hz = rte_get_tsc_hz();
-	unsigned int burst = dp->opts.burst;
+	unsigned int burst = dp->opts.burst, idle_rounds = 0;
 	void *r1;
 
 	xbpf_set_cpu((int)wk->index);
@@ -165,6 +165,14 @@ int xlb_worker_main(void *arg)
 			run_burst(dp, wk, rq, pkts, n, r1);
 			flush_all(dp, wk);
 		}
+		/*
+		 * --idle-us: after a run of empty polls, sleep instead of spinning
+		 * (hosts that share their CPUs; costs that much latency when idle).
+		 */
+		if (busy)
+			idle_rounds = 0;
+		else if (dp->opts.idle_us && ++idle_rounds > 64)
+			rte_delay_us_sleep(dp->opts.idle_us);
 		now = rte_rdtsc();
 		if (busy)
 			wk->stats->busy_cycles += now - last;

@@ -27,6 +27,7 @@ struct xlb_dpdk_opts {
 	unsigned int burst;
 	unsigned int mbufs;
 	unsigned int rx_desc, tx_desc;
+	unsigned int idle_us; /* sleep this long when the queues stay empty; 0: busy-poll */
 	bool quiet;
 };
 
@@ -58,6 +59,7 @@ struct xlb_worker {
 	struct xbpf_run_ctx *ctx;
 	struct xlb_dpdk_lcore_stats *stats; /* this lcore's entry in the shared map */
 	struct xlb_tx_buf tx[XLB_DPDK_MAX_PORTS];
+	uint64_t load_busy0, load_total0; /* the cycle counters when load was last computed */
 };
 
 struct xlb_dp {
@@ -82,7 +84,7 @@ int xlb_ports_setup(struct xlb_dp *dp);
 void xlb_ports_close(struct xlb_dp *dp);
 /* Port index of a devmap/redirect ifindex, -1 if none. */
 int xlb_port_by_ifindex(const struct xlb_dp *dp, uint32_t ifindex);
-/* Port counters and the status heartbeat into the shared maps. */
+/* Port counters, each lcore's load and the status heartbeat into the shared maps. */
 void xlb_publish(struct xlb_dp *dp);
 
 /* prog.c */

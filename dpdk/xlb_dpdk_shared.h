@@ -56,8 +56,10 @@ struct xlb_dpdk_lcore_stats {
 	uint64_t aborted;  /* XDP_ABORTED and unknown verdicts */
 	uint64_t tx_failed; /* verdict given, but no room (TX ring full, no such port, no exception port) */
 	uint64_t bad_mbuf;  /* chained or out-of-range mbufs, dropped before the program */
-	uint64_t busy_cycles, total_cycles; /* TSC cycles with / without packets */
+	uint64_t busy_cycles, total_cycles; /* TSC cycles with packets / in all */
 	uint64_t tsc_hz;
+	uint32_t load_permille; /* busy share of the last second (the main thread computes it) */
+	uint32_t pad;
 };
 
 #endif /* XLB_DPDK_SHARED_H */

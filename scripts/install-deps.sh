@@ -16,7 +16,9 @@ packages=(
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross binutils-aarch64-linux-gnu qemu-user
 	# tests, demo and benchmarks
 	nginx curl wrk tcpdump netsniff-ng python3 python3-scapy valgrind python3-matplotlib
-	libclang-rt-14-dev systemd binutils
+	libclang-rt-14-dev systemd binutils strace
+	# packaging and the real-systemd test (dpkg-shlibdeps, systemd-nspawn, a Debian root)
+	dpkg-dev systemd-container debootstrap
 	# fleet mode: BGP announcement and the replicated store (tests run them in netns)
 	bird2 etcd-server etcd-client
 	# the kernel's own verifier selftests (test_verifier tables), read at test time

@@ -247,11 +247,17 @@ int xv_check_alu(struct xv_env *env, const struct xbpf_insn *insn)
 	if (is_pointer(dst)) {
 		struct xv_reg off = *src;
 
+		/* The pointer's bounds come from the scalar's: it must be precise. */
+		if (use_src && (err = xv_mark_precise(env, insn->src_reg)))
+			return err;
 		return adjust_ptr_alu(env, insn, dst, &regs[insn->dst_reg], &off);
 	}
 	if (is_pointer(src)) {
 		struct xv_reg off = *dst;
 
+		err = xv_mark_precise(env, insn->dst_reg);
+		if (err)
+			return err;
 		if (op == XBPF_SUB && !alu32) {
 			xv_err(env, "R%d tried to subtract pointer from scalar\n", insn->dst_reg);
 			return -EACCES;

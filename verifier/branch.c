@@ -180,6 +180,41 @@ static struct xv_reg *state_reg(struct xv_state *st, int regno)
 	return &st->frame[st->curframe]->regs[regno];
 }
 
+/*
+ * Every scalar with this id, in every frame (collect_linked_regs()); past
+ * XV_LINKED_MAX the rest lose the link, as the kernel does.
+ */
+static void collect_linked(struct xv_env *env, uint32_t id, uint16_t *linked, int *cnt)
+{
+	struct xv_state *st = env->cur;
+
+	for (int i = 0; i <= st->curframe; i++) {
+		struct xv_func_state *f = st->frame[i];
+
+		for (int r = 0; r < XBPF_REG_FP; r++) {
+			struct xv_reg *reg = &f->regs[r];
+
+			if (reg->type != SCALAR_VALUE || reg->id != id)
+				continue;
+			if (*cnt < XV_LINKED_MAX)
+				linked[(*cnt)++] = XV_LINK(i, 0, r);
+			else
+				reg->id = 0, reg->link_off = 0, reg->link32 = false;
+		}
+		for (int s = 0; s < f->nslots && s < 64; s++) {
+			struct xv_reg *reg = &f->stack[s].spilled;
+
+			if (f->stack[s].slot_type[XV_SLOT - 1] != STACK_SPILL ||
+			    reg->type != SCALAR_VALUE || reg->id != id)
+				continue;
+			if (*cnt < XV_LINKED_MAX)
+				linked[(*cnt)++] = XV_LINK(i, 1, s);
+			else
+				reg->id = 0, reg->link_off = 0, reg->link32 = false;
+		}
+	}
+}
+
 int xv_check_cond_jmp(struct xv_env *env, const struct xbpf_insn *insn, int *insn_idx)
 {
 	uint8_t op = XBPF_OP(insn->code);
@@ -209,13 +244,26 @@ int xv_check_cond_jmp(struct xv_env *env, const struct xbpf_insn *insn, int *ins
 		   dst->type == PTR_TO_MAP_VALUE && (op == XBPF_JEQ || op == XBPF_JNE)) {
 		pred = op == XBPF_JNE;
 	}
-	if (pred == 1) {
-		*insn_idx = target;
+	if (pred >= 0) {
+		/* The bounds decided the branch: the scalars compared must be precise. */
+		if (dst->type == SCALAR_VALUE && (err = xv_mark_precise(env, insn->dst_reg)))
+			return err;
+		if (use_src && src->type == SCALAR_VALUE && (err = xv_mark_precise(env, insn->src_reg)))
+			return err;
+		*insn_idx = pred ? target : *insn_idx + 1;
 		return 0;
 	}
-	if (pred == 0) {
-		(*insn_idx)++;
-		return 0;
+	/* Scalars linked to the ones compared get their bounds too: tell backtracking. */
+	{
+		uint16_t linked[XV_LINKED_MAX];
+		int cnt = 0;
+
+		if (use_src && src->type == SCALAR_VALUE && src->id)
+			collect_linked(env, src->id, linked, &cnt);
+		if (dst->type == SCALAR_VALUE && dst->id)
+			collect_linked(env, dst->id, linked, &cnt);
+		if (cnt > 1 && (err = xv_push_hist(env, 0, 0, 0, linked, cnt)))
+			return err;
 	}
 	err = xv_push_stack(env, target, *insn_idx, &other);
 	if (err)

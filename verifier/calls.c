@@ -165,6 +165,10 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 		err = xv_check_reg_arg(env, regno, SRC_OP);
 		if (err)
 			return err;
+		if (at != XBPF_ARG_ANYTHING && is_pkt(reg) && !p->pkt_access) {
+			xv_err(env, "helper access to the packet is not allowed\n");
+			return -EACCES;
+		}
 		switch (at) {
 		case XBPF_ARG_ANYTHING:
 			break;
@@ -234,6 +238,8 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 						       tnum_is_const(regs[regno].var_off),
 						       &raw_regno);
 				raw_size = (int)umax;
+				/* The access was judged by the size's bounds. */
+				err = err ?: xv_mark_precise(env, regno);
 				if (err)
 					return err;
 			}

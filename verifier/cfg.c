@@ -145,7 +145,7 @@ int xv_find_subprogs(struct xv_env *env)
 enum { UNSEEN = 0, DISCOVERED, EXPLORED };
 
 /* Successors of insn t in CFG order; returns how many (<= 2). */
-static int successors(const struct xv_env *env, int t, int succ[2], bool branch[2])
+int xv_insn_successors(const struct xv_env *env, int t, int succ[2], bool branch[2])
 {
 	const struct xbpf_insn *insn = &env->insns[t];
 	uint8_t cls = XBPF_CLASS(insn->code), op = XBPF_OP(insn->code);
@@ -179,6 +179,41 @@ static int successors(const struct xv_env *env, int t, int succ[2], bool branch[
 	return 2;
 }
 
+/*
+ * Prune points (checkpoints are made and compared there) and jump points
+ * (arrivals are recorded in the path's history), where the kernel's
+ * visit_insn() puts them: a conditional jump and its target, a goto's
+ * target, the instruction after any call, a bpf-to-bpf call and its callee.
+ */
+static void mark_prune_points(struct xv_env *env)
+{
+	for (int t = 0; t < env->insn_cnt; t++) {
+		const struct xbpf_insn *insn = &env->insns[t];
+		uint8_t cls = XBPF_CLASS(insn->code), op = XBPF_OP(insn->code);
+		int w;
+
+		if (env->aux[t].is_ldimm64_hi || (cls != XBPF_JMP && cls != XBPF_JMP32) ||
+		    op == XBPF_EXIT)
+			continue;
+		if (op == XBPF_CALL) {
+			if (t + 1 < env->insn_cnt)
+				env->aux[t + 1].prune_point = env->aux[t + 1].jmp_point = true;
+			if (insn->src_reg == XBPF_PSEUDO_CALL) {
+				w = t + insn->imm + 1;
+				env->aux[t].prune_point = true;
+				if (w >= 0 && w < env->insn_cnt)
+					env->aux[w].prune_point = env->aux[w].jmp_point = true;
+			}
+			continue;
+		}
+		if (op != XBPF_JA)
+			env->aux[t].prune_point = true;
+		w = (int)xbpf_jump_target(insn, t);
+		if (w >= 0 && w < env->insn_cnt)
+			env->aux[w].prune_point = env->aux[w].jmp_point = true;
+	}
+}
+
 int xv_check_cfg(struct xv_env *env)
 {
 	int n = env->insn_cnt, sp = 0, err = 0;
@@ -196,12 +231,7 @@ int xv_check_cfg(struct xv_env *env)
 		int t = stack[sp - 1], succ[2], cnt;
 		bool branch[2];
 
-		cnt = successors(env, t, succ, branch);
-		if (XBPF_CLASS(env->insns[t].code) == XBPF_JMP && cnt == 2 &&
-		    XBPF_OP(env->insns[t].code) != XBPF_CALL)
-			env->aux[t].prune_point = true;
-		if (XBPF_CLASS(env->insns[t].code) == XBPF_JMP32 && cnt == 2)
-			env->aux[t].prune_point = true;
+		cnt = xv_insn_successors(env, t, succ, branch);
 		if (next_edge[t] < cnt) {
 			int e = next_edge[t]++, w = succ[e];
 
@@ -211,12 +241,6 @@ int xv_check_cfg(struct xv_env *env)
 				err = -EINVAL;
 				goto out;
 			}
-			if (branch[e])
-				env->aux[w].prune_point = true;
-			if (XBPF_OP(env->insns[t].code) == XBPF_CALL &&
-			    XBPF_CLASS(env->insns[t].code) == XBPF_JMP &&
-			    env->insns[t].src_reg == XBPF_PSEUDO_CALL && !branch[e])
-				env->aux[w].prune_point = true; /* return point */
 			if (state[w] == UNSEEN) {
 				state[w] = DISCOVERED;
 				stack[sp++] = w;
@@ -227,6 +251,7 @@ int xv_check_cfg(struct xv_env *env)
 		state[t] = EXPLORED;
 		sp--;
 	}
+	mark_prune_points(env);
 	for (int i = 0; i < n; i++) {
 		if (state[i] != EXPLORED) {
 			env->insn_idx = i;
@@ -371,7 +396,7 @@ int xv_compute_liveness(struct xv_env *env)
 
 			if (env->aux[t].is_ldimm64_hi)
 				continue;
-			cnt = successors(env, t, succ, branch);
+			cnt = xv_insn_successors(env, t, succ, branch);
 			for (int e = 0; e < cnt; e++) {
 				/* Calls: only the return point is intra-procedural. */
 				if (branch[e] && XBPF_OP(env->insns[t].code) == XBPF_CALL)

@@ -211,6 +211,12 @@ int xv_do_check(struct xv_env *env)
 			}
 		}
 		env->aux[idx].seen = true;
+		/* Arrivals at jump points go into the path's history (backtracking needs them). */
+		if (env->aux[idx].jmp_point && env->prev_insn_idx >= 0) {
+			err = xv_push_hist(env, 0, 0, 0, NULL, 0);
+			if (err)
+				return err;
+		}
 		if (env->log.level && print_state) {
 			if (env->prev_insn_idx >= 0)
 				xv_log_printf(&env->log, "\nfrom %d to %d:", env->prev_insn_idx, idx);
@@ -230,7 +236,9 @@ int xv_do_check(struct xv_env *env)
 				xv_log_printf(&env->log, "\n");
 			}
 			after = env->log.pos;
+			xv_stack_write_begin(env);
 			err = do_one(env, insn, &path_done);
+			err = err ?: xv_stack_write_commit(env, idx);
 			if (err) {
 				/* Without a log level, only the failing instruction precedes the message. */
 				if (!env->log.level && xv_log_on(&env->log)) {

@@ -117,7 +117,8 @@ static bool states_maybe_looping(const struct xv_state *old, const struct xv_sta
 int xv_is_state_visited(struct xv_env *env, int idx)
 {
 	struct xv_insn_aux *aux = &env->aux[idx];
-	bool force = env->test_state_freq;
+	/* A long history is expensive to backtrack through: checkpoint (the kernel's 40). */
+	bool force = env->test_state_freq || env->cur->hist_cnt > 40;
 	bool add = force || (env->jmps_processed - env->prev_jmps_processed >= 2 &&
 			     env->insn_processed - env->prev_insn_processed >= 8);
 	struct xv_explored *e, *n, **pprev;
@@ -135,6 +136,16 @@ int xv_is_state_visited(struct xv_env *env, int idx)
 			    env->insn_processed - env->prev_insn_processed < 100)
 				add = false;
 		} else if (xv_states_equal(env, &e->st, env->cur, false)) {
+			/*
+			 * What the checkpoint's safety rested on, this path's rests on
+			 * too; the arrival here is history backtracking needs.
+			 */
+			int err = env->aux[idx].jmp_point ? xv_push_hist(env, 0, 0, 0, NULL, 0) : 0;
+
+			err = err ?: xv_propagate_precision(env, &e->st);
+
+			if (err)
+				return err;
 			e->hit_cnt++;
 			return 1;
 		}
@@ -168,6 +179,9 @@ int xv_is_state_visited(struct xv_env *env, int idx)
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return -ENOMEM;
+	/* The checkpoint gets its precision marks from what is walked below it. */
+	xv_mark_all_scalars_imprecise(env->cur);
+	env->cur->last_insn_idx = env->prev_insn_idx;
 	if (xv_state_copy(&n->st, env->cur)) {
 		xv_state_clear(&n->st);
 		free(n);
@@ -179,6 +193,8 @@ int xv_is_state_visited(struct xv_env *env, int idx)
 	n->parent = env->cur->parent;
 	n->st.parent = NULL;
 	env->cur->parent = n;
+	env->cur->first_insn_idx = idx;
+	env->cur->hist_cnt = 0;
 	n->next = aux->explored;
 	aux->explored = n;
 	aux->nr_states++;

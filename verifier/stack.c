@@ -138,6 +138,21 @@ int xv_stack_bounds(struct xv_env *env, int regno, int off, int size, bool write
 
 /* ---- writes ------------------------------------------------------------- */
 
+/* A spill or fill: the path's history records the slot, for precision backtracking. */
+static int spilled(struct xv_env *env, const struct xv_func_state *f, int spi)
+{
+	return xv_push_hist(env, XV_HIST_STACK, (uint8_t)f->frameno, (uint8_t)spi, NULL, 0);
+}
+
+static uint64_t slot_bits(int min_off, int max_off)
+{
+	uint64_t bits = 0;
+
+	for (int i = min_off; i < max_off; i++)
+		bits |= 1ull << ((-i - 1) / XV_SLOT);
+	return bits;
+}
+
 static int write_fixed_off(struct xv_env *env, struct xv_func_state *f, int off, int size,
 			   int value_regno)
 {
@@ -147,7 +162,10 @@ static int write_fixed_off(struct xv_env *env, struct xv_func_state *f, int off,
 	struct xv_stack_slot *s = &f->stack[spi];
 	bool st_imm = XBPF_CLASS(insn->code) == XBPF_ST;
 	uint8_t type = STACK_MISC;
+	int err;
 
+	if (!(off % XV_SLOT) && size == XV_SLOT)
+		xv_stack_mark_write(env, f->frameno, spi);
 	if (reg && !(off % XV_SLOT) && reg->type == SCALAR_VALUE) {
 		/* A value wider than the spill keeps no link to its register. */
 		bool fits = reg_width(reg) <= 8 * size;
@@ -157,14 +175,14 @@ static int write_fixed_off(struct xv_env *env, struct xv_func_state *f, int off,
 		save_register_state(s, reg, size);
 		if (!fits)
 			s->spilled.id = 0, s->spilled.link_off = 0, s->spilled.link32 = false;
-		return 0;
+		return spilled(env, f, spi);
 	}
 	if (!reg && !(off % XV_SLOT) && st_imm) {
 		struct xv_reg imm;
 
 		xv_mark_known(&imm, (uint64_t)(int64_t)insn->imm);
 		save_register_state(s, &imm, size);
-		return 0;
+		return spilled(env, f, spi);
 	}
 	if (reg && is_spillable(reg->type)) {
 		if (size != XV_SLOT) {
@@ -176,14 +194,21 @@ static int write_fixed_off(struct xv_env *env, struct xv_func_state *f, int off,
 			return -EINVAL;
 		}
 		save_register_state(s, reg, size);
-		return 0;
+		return spilled(env, f, spi);
 	}
 	/* Plain data: whatever spill the slot held is gone. */
 	mark_not_init(&s->spilled);
 	if (is_spilled_reg(s))
 		scrub_spilled(s);
-	if ((reg && is_const_zero(reg)) || (!reg && st_imm && insn->imm == 0))
+	if ((reg && is_const_zero(reg)) || (!reg && st_imm && insn->imm == 0)) {
+		/* STACK_ZERO stands for the register's exact value. */
+		if (reg) {
+			err = xv_mark_precise(env, value_regno);
+			if (err)
+				return err;
+		}
 		type = STACK_ZERO;
+	}
 	for (int i = 0; i < size; i++)
 		f->stack[spi].slot_type[(slot - i) % XV_SLOT] = type;
 	return 0;
@@ -199,6 +224,8 @@ static int write_var_off(struct xv_env *env, struct xv_func_state *f, int ptr_re
 	bool writing_zero = (value && is_const_zero(value)) ||
 			    (!value && XBPF_CLASS(insn->code) == XBPF_ST && insn->imm == 0);
 
+	bool zero_used = false;
+
 	for (int i = min_off; i < max_off; i++) {
 		int slot = -i - 1, spi = slot / XV_SLOT;
 		struct xv_stack_slot *s = &f->stack[spi];
@@ -206,14 +233,18 @@ static int write_var_off(struct xv_env *env, struct xv_func_state *f, int ptr_re
 
 		/* A zero written over a spilled zero keeps the spill. */
 		if (writing_zero && *t == STACK_SPILL && is_spilled_scalar(s) &&
-		    tnum_equals_const(s->spilled.var_off, 0))
+		    tnum_equals_const(s->spilled.var_off, 0)) {
+			zero_used = true;
 			continue;
+		}
 		mark_not_init(&s->spilled);
-		if (writing_zero && *t == STACK_ZERO)
+		if (writing_zero && *t == STACK_ZERO) {
 			new_type = STACK_ZERO;
+			zero_used = true;
+		}
 		*t = new_type;
 	}
-	return 0;
+	return zero_used && value_regno >= 0 ? xv_mark_precise(env, value_regno) : 0;
 }
 
 int xv_stack_write(struct xv_env *env, int ptr_regno, int off, int size, int value_regno)
@@ -251,7 +282,10 @@ static int read_fixed_off(struct xv_env *env, struct xv_func_state *f, int off, 
 	struct xv_stack_slot *s = &f->stack[spi];
 	struct xv_reg *regs = cur_regs(env);
 	const uint8_t *types = s->slot_type;
+	int err = xv_stack_mark_read(env, f->frameno, 1ull << spi);
 
+	if (err)
+		return err;
 	if (!is_spilled_reg(s)) {
 		for (int i = 0; i < size; i++) {
 			uint8_t t = types[(slot - i) % XV_SLOT];
@@ -266,19 +300,20 @@ static int read_fixed_off(struct xv_env *env, struct xv_func_state *f, int off, 
 		return 0;
 	}
 	{
-		const struct xv_reg *spilled = &s->spilled;
+		const struct xv_reg *sp_reg = &s->spilled;
 		int spill_size = 1;
+		bool fill = true;
 
 		for (int i = XV_SLOT - 1; i > 0 && types[i - 1] == STACK_SPILL; i--)
 			spill_size++;
 		if (size == XV_SLOT && spill_size == XV_SLOT) {
 			if (dst_regno >= 0) {
-				regs[dst_regno] = *spilled;
+				regs[dst_regno] = *sp_reg;
 				regs[dst_regno].written = true;
 			}
-			return 0;
+			return spilled(env, f, spi);
 		}
-		if (spilled->type != SCALAR_VALUE) {
+		if (sp_reg->type != SCALAR_VALUE) {
 			xv_err(env, "invalid size of register fill\n");
 			return -EACCES;
 		}
@@ -311,15 +346,16 @@ static int read_fixed_off(struct xv_env *env, struct xv_func_state *f, int off, 
 					return -EACCES;
 				}
 			}
-			if ((spill_cnt == size && tnum_equals_const(spilled->var_off, 0)) ||
-			    zero_cnt == size)
+			/* A zero fill from the spill is still a fill; the rest is plain data. */
+			fill = spill_cnt == size && tnum_equals_const(sp_reg->var_off, 0);
+			if (fill || zero_cnt == size)
 				xv_mark_known(&regs[dst_regno], 0);
 			else
 				xv_mark_unknown(&regs[dst_regno]);
 		}
 		regs[dst_regno].written = true;
+		return fill ? spilled(env, f, spi) : 0;
 	}
-	return 0;
 }
 
 /*
@@ -375,7 +411,8 @@ int xv_stack_read(struct xv_env *env, int ptr_regno, int off, int size, int dst_
 		return read_fixed_off(env, f, off + (int)ptr->var_off.value, size, dst_regno);
 	min_off = (int)(ptr->smin_value + off);
 	max_off = (int)(ptr->smax_value + off);
-	err = range_initialized(env, ptr_regno, f, min_off, max_off, size, false);
+	err = xv_stack_mark_read(env, f->frameno, slot_bits(min_off, max_off + size));
+	err = err ?: range_initialized(env, ptr_regno, f, min_off, max_off, size, false);
 	if (err)
 		return err;
 	if (dst_regno >= 0)
@@ -407,7 +444,8 @@ int xv_check_stack_range(struct xv_env *env, int regno, int off, int size, bool 
 	}
 	if (raw_mode)
 		return 0;
-	return range_initialized(env, regno, f, min_off, max_off, size, write);
+	err = xv_stack_mark_read(env, f->frameno, slot_bits(min_off, max_off + size));
+	return err ?: range_initialized(env, regno, f, min_off, max_off, size, write);
 }
 
 /*
@@ -441,5 +479,6 @@ int xv_stack_const_key(struct xv_env *env, int regno, int key_size, int64_t *val
 	if (spill_size != key_size || !tnum_is_const(s->spilled.var_off))
 		return -EOPNOTSUPP;
 	*value = (int64_t)s->spilled.var_off.value;
-	return 0;
+	/* The verdict relies on the constant: it must be precise. */
+	return xv_mark_precise_slot(env, (int)key->frameno, slot / XV_SLOT) ?: 0;
 }

@@ -65,6 +65,9 @@ void xv_state_clear(struct xv_state *st)
 		st->frame[i] = NULL;
 	}
 	st->curframe = 0;
+	free(st->hist);
+	st->hist = NULL;
+	st->hist_cnt = st->hist_cap = 0;
 }
 
 void xv_state_free(struct xv_state *st)
@@ -110,6 +113,19 @@ int xv_state_copy(struct xv_state *dst, const struct xv_state *src)
 	}
 	dst->curframe = src->curframe;
 	dst->parent = src->parent;
+	dst->first_insn_idx = src->first_insn_idx;
+	dst->last_insn_idx = src->last_insn_idx;
+	if (dst->hist_cap < src->hist_cnt) {
+		struct xv_hist *h = realloc(dst->hist, src->hist_cnt * sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		dst->hist = h;
+		dst->hist_cap = src->hist_cnt;
+	}
+	if (src->hist_cnt)
+		memcpy(dst->hist, src->hist, src->hist_cnt * sizeof(*dst->hist));
+	dst->hist_cnt = src->hist_cnt;
 	return 0;
 }
 
@@ -200,6 +216,9 @@ static bool regsafe(const struct xv_reg *old, const struct xv_reg *cur, struct i
 		return false;
 	switch (old->type) {
 	case SCALAR_VALUE:
+		/* Nothing relied on the old value: any scalar will do (precision.c). */
+		if (!old->precise)
+			return true;
 		/* A link the old state relied on must exist now too. */
 		if (old->id && (old->link_off != cur->link_off || old->link32 != cur->link32 ||
 				!check_ids(m, old->id, cur->id ? cur->id : 0x80000000u | ++m->tmp_id)))
@@ -228,13 +247,51 @@ static bool regsafe(const struct xv_reg *old, const struct xv_reg *cur, struct i
 	}
 }
 
-static bool stacksafe(const struct xv_func_state *old, const struct xv_func_state *cur,
-		      struct id_map *m, bool exact)
+/* All eight bytes data or never written (is_stack_all_misc()). */
+static bool slot_all_misc(const struct xv_stack_slot *s)
 {
+	for (int b = 0; b < XV_SLOT; b++)
+		if (s->slot_type[b] != STACK_MISC && s->slot_type[b] != STACK_INVALID)
+			return false;
+	return true;
+}
+
+/*
+ * Stack slots, after the kernel's stacksafe(): only slots live now (bit
+ * per slot in `live`) count; a 64-bit scalar spill and a slot of plain data
+ * compare as registers (plain data is an unbounded scalar).
+ */
+static bool stacksafe(const struct xv_func_state *old, const struct xv_func_state *cur,
+		      uint64_t live, struct id_map *m, bool exact)
+{
+	static const struct xv_reg unbound = {
+		.type = SCALAR_VALUE, .var_off = { 0, ~0ull }, .smin_value = INT64_MIN,
+		.smax_value = INT64_MAX, .umax_value = UINT64_MAX, .s32_min_value = INT32_MIN,
+		.s32_max_value = INT32_MAX, .u32_max_value = UINT32_MAX,
+	};
+
 	for (int s = 0; s < old->nslots; s++) {
 		const struct xv_stack_slot *os = &old->stack[s];
 		const struct xv_stack_slot *cs = s < cur->nslots ? &cur->stack[s] : NULL;
+		const struct xv_reg *oreg = NULL, *creg = NULL;
 
+		if (!exact && s < 64 && !(live & (1ull << s)))
+			continue;
+		if (!exact && cs) {
+			if (os->slot_type[0] == STACK_SPILL && os->spilled.type == SCALAR_VALUE)
+				oreg = &os->spilled;
+			else if (slot_all_misc(os))
+				oreg = &unbound;
+			if (cs->slot_type[0] == STACK_SPILL && cs->spilled.type == SCALAR_VALUE)
+				creg = &cs->spilled;
+			else if (slot_all_misc(cs))
+				creg = &unbound;
+			if (oreg && creg && (oreg != &unbound || creg != &unbound)) {
+				if (!regsafe(oreg, creg, m, false))
+					return false;
+				continue;
+			}
+		}
 		for (int b = 0; b < XV_SLOT; b++) {
 			uint8_t ot = os->slot_type[b], ct = cs ? cs->slot_type[b] : STACK_INVALID;
 
@@ -269,8 +326,8 @@ static bool stacksafe(const struct xv_func_state *old, const struct xv_func_stat
 }
 
 static bool func_states_equal(struct xv_env *env, const struct xv_func_state *old,
-			      const struct xv_func_state *cur, uint16_t live, struct id_map *m,
-			      bool exact)
+			      const struct xv_func_state *cur, uint16_t live, uint64_t live_stack,
+			      struct id_map *m, bool exact)
 {
 	for (int r = 0; r < XBPF_REG_FP; r++) {
 		if (!(live & (1u << r)))
@@ -278,27 +335,36 @@ static bool func_states_equal(struct xv_env *env, const struct xv_func_state *ol
 		if (!regsafe(&old->regs[r], &cur->regs[r], m, exact))
 			return false;
 	}
-	return stacksafe(old, cur, m, exact);
+	return stacksafe(old, cur, live_stack, m, exact);
 }
 
 bool xv_states_equal(struct xv_env *env, const struct xv_state *old, const struct xv_state *cur,
 		     bool exact)
 {
 	struct id_map m = { .cnt = 0 };
+	int pt[XBPF_MAX_CALL_FRAMES], k = old->curframe;
 
 	if (old->curframe != cur->curframe)
 		return false;
-	for (int i = 0; i <= old->curframe; i++) {
+	/* Where each frame goes on: the current insn, and the return point of each callee. */
+	for (int i = 0; i <= k; i++) {
+		if (old->frame[i]->callsite != cur->frame[i]->callsite)
+			return false;
+		pt[i] = i == k ? env->insn_idx : old->frame[i + 1]->callsite + 1;
+	}
+	for (int i = 0; i <= k; i++) {
 		const struct xv_func_state *of = old->frame[i], *cf = cur->frame[i];
+		uint64_t live_stack = 0;
 		uint16_t live;
 
-		if (of->callsite != cf->callsite)
-			return false;
-		if (i == old->curframe)
+		if (i == k)
 			live = env->aux[env->insn_idx].live_before;
 		else /* a caller: what it reads after the callee returns, R0 excepted */
-			live = env->aux[old->frame[i + 1]->callsite + 1].live_before & ~0x3fu;
-		if (!func_states_equal(env, of, cf, live, &m, exact))
+			live = env->aux[pt[i]].live_before & ~0x3fu;
+		/* Its slots read later by itself, or by the callees above it through pointers. */
+		for (int j = i; j <= k; j++)
+			live_stack |= xv_stack_live(env, pt[j], j - i);
+		if (!func_states_equal(env, of, cf, live, live_stack, &m, exact))
 			return false;
 	}
 	return true;

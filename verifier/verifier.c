@@ -97,6 +97,7 @@ static void free_env(struct xv_env *env)
 		xv_state_clear(&env->pending[i].st);
 	free(env->pending);
 	xv_state_free(env->cur);
+	xv_liveness_free(env);
 }
 
 /*
@@ -123,6 +124,7 @@ int xv_verify_env(struct xv_env *env)
 	err = err ?: xv_find_subprogs(env);
 	err = err ?: xv_check_cfg(env);
 	err = err ?: xv_compute_liveness(env);
+	err = err ?: xv_liveness_init(env);
 	err = err ?: xv_do_check(env);
 	if (!err) {
 		env->insn_idx = 0;

@@ -90,6 +90,12 @@ struct xv_reg {
 	uint32_t u32_min_value, u32_max_value;
 	/* Written since the last checkpoint (log shows R1_w). */
 	bool written;
+	/*
+	 * A scalar whose exact value a safety decision relied on (the kernel's
+	 * precision marks, set by backtracking in precision.c): only precise
+	 * scalars of a checkpoint are compared when pruning.
+	 */
+	bool precise;
 };
 
 enum xv_slot_type {
@@ -116,11 +122,32 @@ struct xv_func_state {
 
 struct xv_explored;
 
+/* Linked scalars recorded at a conditional jump: frame, stack or register, number. */
+#define XV_LINKED_MAX 6
+#define XV_LINK(frame, is_stack, num) ((uint16_t)((frame) << 8 | (is_stack) << 7 | (num)))
+
+/*
+ * One step of a path's history (the kernel's bpf_jmp_history_entry): an
+ * arrival at idx from prev_idx (at jump points), a spill or fill of stack
+ * slot spi of frame `frame` (XV_HIST_STACK), and the scalars linked by a
+ * conditional jump.  Backtracking walks it to find the previous insn.
+ */
+#define XV_HIST_STACK (1u << 0)
+struct xv_hist {
+	int32_t idx, prev_idx;
+	uint8_t flags, frame, spi, linked_cnt;
+	uint16_t linked[XV_LINKED_MAX];
+};
+
 struct xv_state {
 	struct xv_func_state *frame[XBPF_MAX_CALL_FRAMES];
 	int curframe;
 	/* Last checkpoint on this path (for branch counting), or NULL. */
 	struct xv_explored *parent;
+	/* The segment since the parent checkpoint: first and last insn, history. */
+	int first_insn_idx, last_insn_idx;
+	struct xv_hist *hist;
+	uint32_t hist_cnt, hist_cap;
 };
 
 /* A checkpoint kept at a prune point. */
@@ -139,6 +166,7 @@ struct xv_insn_aux {
 	bool seen;
 	bool prune_point;
 	bool is_ldimm64_hi;	/* second slot of ld_imm64 */
+	bool jmp_point;		/* arrivals here are recorded in the path's history */
 	/* Pointer type a load/store first went through (save_aux_ptr_type). */
 	enum xv_reg_type ptr_type;
 	uint16_t live_before;	/* registers possibly read before written (bit per reg) */
@@ -196,6 +224,7 @@ struct xv_env {
 	bool strict_alignment;
 	/* BPF_F_TEST_STATE_FREQ: a checkpoint at every prune point. */
 	bool test_state_freq;
+	struct xv_liveness *liveness; /* stack slot liveness (liveness.c) */
 };
 
 /* Report a rejection: logs the message and keeps it for xbpf_verify_info. */
@@ -266,6 +295,28 @@ void xv_print_reg(struct xv_env *env, const struct xv_reg *reg);
 /* "frame1: R0=2 R1=ctx()": the registers in mask of frame f. */
 void xv_print_regs(struct xv_env *env, const struct xv_func_state *f, uint16_t mask);
 const char *xv_reg_type_str(enum xv_reg_type t);
+
+/* liveness.c: stack slots live at an insn (bit per slot of the frame delta frames up). */
+int xv_liveness_init(struct xv_env *env);
+void xv_liveness_free(struct xv_env *env);
+int xv_stack_mark_read(struct xv_env *env, uint32_t frameno, uint64_t slots);
+void xv_stack_mark_write(struct xv_env *env, uint32_t frameno, int spi);
+void xv_stack_write_begin(struct xv_env *env);
+int xv_stack_write_commit(struct xv_env *env, int insn);
+uint64_t xv_stack_live(const struct xv_env *env, int insn, int delta);
+int xv_insn_successors(const struct xv_env *env, int t, int succ[2], bool branch[2]);
+
+/* precision.c: the kernel's precision backtracking (mark_chain_precision). */
+/* regno of the current frame needs a precise value before the current insn. */
+int xv_mark_precise(struct xv_env *env, int regno);
+/* Stack slot spi of frame `frame` holds a spilled scalar that needs a precise value. */
+int xv_mark_precise_slot(struct xv_env *env, int frame, int spi);
+/* After pruning against old: what old needed precise, the current path needs too. */
+int xv_propagate_precision(struct xv_env *env, const struct xv_state *old);
+/* Record one history step for the current insn (merged with one already there). */
+int xv_push_hist(struct xv_env *env, uint8_t flags, uint8_t frame, uint8_t spi,
+		 const uint16_t *linked, int linked_cnt);
+void xv_mark_all_scalars_imprecise(struct xv_state *st);
 
 /* ---- the path walk's shared pieces (check.c and the files it drives) ---- */
 

@@ -65,6 +65,7 @@ http {
 	scgi_temp_path $d;
 	server {
 		listen 80;
+		listen [::]:80;
 		location / { return 200 "r$i\n"; }
 	}
 }

@@ -591,7 +591,8 @@ static void cleanup(void)
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
 	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	/* our scratch dir, and the EAL's runtime files of the killed xlb-dpdk */
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' /var/run/dpdk/xlbgold%d", dir, (int)getpid());
 	if (system(cmd))
 		fprintf(stderr, "cannot remove %s\n", dir);
 }

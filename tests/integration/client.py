@@ -11,12 +11,16 @@
                                   once every connection got its first
                                   answer (SECONDS count from then); with
                                   GO_FILE, the GETs wait until it exists.
+  XLB_CLIENT_TIMEOUT (seconds, default 2): how long a connect or an answer
+  may take before it counts as an error.
 """
 import json
 import os
 import socket
 import sys
 import time
+
+TIMEOUT = float(os.environ.get('XLB_CLIENT_TIMEOUT', '2'))
 
 
 def get(sock):
@@ -44,7 +48,7 @@ def spread(vip, n):
     counts, fails, errors = {}, 0, []
     for _ in range(n):
         try:
-            s = socket.create_connection((vip, 80), timeout=2)
+            s = socket.create_connection((vip, 80), timeout=TIMEOUT)
             name = get(s)
             s.close()
             counts[name] = counts.get(name, 0) + 1
@@ -58,7 +62,7 @@ def spread(vip, n):
 def hold(vip, n, seconds, ready=None, go=None):
     conns = []
     for _ in range(n):
-        s = socket.create_connection((vip, 80), timeout=2)
+        s = socket.create_connection((vip, 80), timeout=TIMEOUT)
         c = {'sock': s, 'reals': [get(s)], 'errors': []}
         conns.append(c)
     if ready:

@@ -207,6 +207,19 @@ const struct vcase vcases_gaps[] = {
 		A64K(ADD, R2, -4), LD_MAP(R1, 0), CALL_HELPER(BPF_FUNC_map_lookup_elem),
 		JK(JNE, R0, 0, 1), EXIT(), A64X(ADD, R0, R6), LDX(DW, R0, R0, 0), MOV64K(R0, 0), EXIT() },
 		.maps = { ARRAY_4_48(0) }, .map_cnt = 1, REJECT("invalid access to map value") },
+	/* ---- helper prototypes as the kernel has them ------------------------------ */
+	{ "helper proto: skb_load_bytes may not fill the packet itself", XBPF_PROG_SCHED_CLS, {
+		LDX(W, R6, R1, SKB(data)), LDX(W, R7, R1, SKB(data_end)), MOV64X(R3, R6),
+		A64K(ADD, R6, 8), JX(JGT, R6, R7, 3), MOV64K(R2, 0), MOV64K(R4, 4),
+		CALL_HELPER(BPF_FUNC_skb_load_bytes), MOV64K(R0, 0), EXIT() },
+		REJECT("helper access to the packet is not allowed") },
+	{ "helper proto: csum_diff may read the packet", XBPF_PROG_SCHED_CLS, {
+		LDX(W, R6, R1, SKB(data)), LDX(W, R7, R1, SKB(data_end)), MOV64X(R1, R6),
+		A64K(ADD, R6, 8), JX(JGT, R6, R7, 5), MOV64K(R2, 4), MOV64K(R3, 0), MOV64K(R4, 0),
+		MOV64K(R5, 0), CALL_HELPER(BPF_FUNC_csum_diff), MOV64K(R0, 0), EXIT() }, ACCEPT },
+	{ "helper proto: trace_printk takes two arguments", XBPF_PROG_TRACEPOINT, {
+		ST(DW, FP, -8, 0), MOV64X(R1, FP), A64K(ADD, R1, -8), MOV64K(R2, 8),
+		CALL_HELPER(BPF_FUNC_trace_printk), MOV64K(R0, 0), EXIT() }, ACCEPT },
 };
 
 const size_t vcase_gaps_cnt = sizeof(vcases_gaps) / sizeof(vcases_gaps[0]);

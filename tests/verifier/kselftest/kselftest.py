@@ -107,7 +107,7 @@ def main():
     ap.add_argument("--cache", required=True)
     ap.add_argument("--cc", default="cc")
     ap.add_argument("--tarball", default="/usr/src/linux-source-6.1.tar.xz")
-    ap.add_argument("rest", nargs="*")
+    ap.add_argument("rest", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     if not os.path.exists(a.tarball):
         skip("%s absent (Debian package linux-source-6.1; scripts/install-deps.sh installs it)"
@@ -120,7 +120,8 @@ def main():
     if r.returncode:
         print("FAIL: the selftest dumper exited %d" % r.returncode)
         return 1
-    return subprocess.run([a.runner, dump] + a.rest).returncode
+    rest = a.rest[1:] if a.rest[:1] == ["--"] else a.rest
+    return subprocess.run([a.runner, dump] + rest).returncode
 
 
 if __name__ == "__main__":

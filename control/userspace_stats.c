@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The userspace backend, reading: the program's per-CPU counters (one CPU
+ * per xlb-dpdk worker lcore, summed), the reasons and events, and the
+ * status: xlb-dpdk's own entry (pid, heartbeat, engine, program), its
+ * ports and its lcores with their load, as xlb-dpdk publishes them beside
+ * the program's maps (xlb_dpdk_shared.h).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "userspace.h"
+
+/* xlb-dpdk refreshes its heartbeat every 100 ms; a second without one means it is gone. */
+#define DPDK_HEARTBEAT_STALE_NS (1000ull * 1000 * 1000)
+
+/*
+ * Sum one entry of a per-CPU counter map over its CPUs.  Values are struct
+ * xlb_counter or struct xlb_lb_counter: __u64 fields, packets and bytes
+ * first (kernel_stats.c reads them the same way).
+ */
+static int percpu_sum(struct userspace *u, enum umap m, uint32_t idx, struct xlb_counters *ret)
+{
+	struct xbpf_map *map = u->map[m];
+	size_t fields = userspace_maps[m].value_size / sizeof(__u64);
+	int cpus = xbpf_map__nr_cpus(map), r;
+	__u64 vals[(size_t)(cpus > 0 ? cpus : 1) * fields];
+
+	memset(ret, 0, sizeof(*ret));
+	r = xbpf_map__lookup(map, &idx, vals);
+	if (r)
+		return r;
+	for (int c = 0; c < cpus; c++) {
+		const __u64 *v = &vals[(size_t)c * fields];
+
+		ret->packets += v[0];
+		ret->bytes += v[1];
+		ret->new_flows += fields > 2 ? v[2] : 0;
+	}
+	return 0;
+}
+
+int userspace_vip_counters(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret)
+{
+	return percpu_sum(be->priv, UM_VIP_STATS, id, ret);
+}
+
+int userspace_real_counters(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret)
+{
+	return percpu_sum(be->priv, UM_REAL_STATS, id, ret);
+}
+
+static int stat_counter(struct xlb_backend *be, bool event, uint32_t idx, struct xlb_counters *ret)
+{
+	return percpu_sum(be->priv, event ? UM_EVENT_STATS : UM_REASON_STATS, idx, ret);
+}
+
+int userspace_stats(struct xlb_backend *be, struct xlb_dp_stats *ret)
+{
+	return xlb_dp_stats_read(be, stat_counter, ret);
+}
+
+bool userspace_dpdk_status(struct userspace *u, struct xlb_dpdk_status *ret)
+{
+	uint32_t zero = 0;
+
+	return !xbpf_map__lookup(u->map[UM_DPDK_STATUS], &zero, ret) && ret->pid;
+}
+
+bool userspace_dpdk_alive(const struct xlb_dpdk_status *st)
+{
+	uint64_t now = userspace_now_ns();
+
+	if (!st->pid || !st->running || (kill((pid_t)st->pid, 0) && errno == ESRCH))
+		return false;
+	return now < st->heartbeat_ns || now - st->heartbeat_ns < DPDK_HEARTBEAT_STALE_NS;
+}
+
+static json_t *ports_json(struct userspace *u, uint32_t nr_ports)
+{
+	json_t *ports = json_array();
+
+	for (uint32_t i = 0; i < nr_ports && i < XLB_DPDK_MAX_PORTS; i++) {
+		struct xlb_dpdk_port_stats p;
+
+		if (xbpf_map__lookup(u->map[UM_DPDK_PORTS], &i, &p))
+			continue;
+		p.name[sizeof(p.name) - 1] = '\0';
+		json_array_append_new(
+			ports, json_pack("{s:s, s:i, s:I, s:s, s:i}", "name", p.name, "port_id",
+					 (int)p.port_id, "ifindex", (json_int_t)p.ifindex, "role",
+					 p.role == XLB_DPDK_PORT_EXCEPTION ? "exception" : "data",
+					 "rx_queues", (int)p.rx_queues));
+	}
+	return ports;
+}
+
+static json_t *lcores_json(struct userspace *u, uint32_t nr_lcores)
+{
+	json_t *lcores = json_array();
+
+	for (uint32_t i = 0; i < nr_lcores && i < XLB_DPDK_MAX_LCORES; i++) {
+		struct xlb_dpdk_lcore_stats l;
+
+		if (xbpf_map__lookup(u->map[UM_DPDK_LCORES], &i, &l))
+			continue;
+		json_array_append_new(lcores,
+				      json_pack("{s:i, s:i, s:i, s:f, s:I}", "index", (int)i, "lcore",
+						(int)l.lcore_id, "queues", (int)l.nr_queues, "load",
+						(double)l.load_permille / 1000.0, "rx",
+						(json_int_t)l.rx));
+	}
+	return lcores;
+}
+
+json_t *userspace_status(struct xlb_backend *be)
+{
+	struct userspace *u = be->priv;
+	struct xlb_dpdk_status st;
+	bool known = userspace_dpdk_status(u, &st);
+	bool alive = known && userspace_dpdk_alive(&st);
+	json_t *j, *dpdk;
+
+	if (known) {
+		st.engine[sizeof(st.engine) - 1] = st.program[sizeof(st.program) - 1] = '\0';
+		st.object[sizeof(st.object) - 1] = '\0';
+		dpdk = json_pack("{s:b, s:I, s:s, s:s, s:s, s:I, s:o, s:o}", "running", alive, "pid",
+				 (json_int_t)st.pid, "engine", st.engine, "program", st.program,
+				 "object", st.object, "lcores", (json_int_t)st.nr_lcores, "ports",
+				 ports_json(u, st.nr_ports), "lcore_load",
+				 lcores_json(u, st.nr_lcores));
+	} else {
+		dpdk = json_pack("{s:b, s:s}", "running", 0, "message",
+				 "xlb-dpdk has not run over these maps yet");
+	}
+	j = json_pack("{s:s, s:s, s:s, s:s, s:o, s:[], s:{s:s, s:s}}", "backend", "userspace",
+		      "object", u->opts.obj_path, "pin_root", u->maps_dir, "run_dir", u->run_dir,
+		      "dpdk", dpdk, "interfaces", "verifier", "result",
+		      xlb_verify_result_name(u->verify_result), "message", u->verify_msg);
+	if (u->verify_json)
+		json_object_set(json_object_get(j, "verifier"), "programs", u->verify_json);
+	json_object_set_new(j, "healthcheck_program",
+			    json_pack("{s:b, s:s}", "attached", 0, "message",
+				      "probes go directly to the reals through the exception port"));
+	return j;
+}
