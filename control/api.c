@@ -13,7 +13,7 @@
 #include "xlbd.h"
 
 static const struct xlbd_op *const op_tables[] = { xlbd_ops_vip, xlbd_ops_info, xlbd_ops_apply,
-						     xlbd_ops_fleet };
+						     xlbd_ops_fleet, xlbd_ops_conn };
 
 static const struct xlbd_op *find_op(const char *name)
 {

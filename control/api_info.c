@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "xlbd.h"
@@ -27,9 +28,17 @@ static int op_stats(struct xlbd_req *c)
 	json_t *vips = json_array(), *reasons = json_object(), *events = json_object();
 	double ratio;
 
-	if (!st)
+	uint32_t *active = calloc(d->settings.max_reals, sizeof(*active));
+
+	if (!st || !active) {
+		free(st);
+		free(active);
 		return xlb_err_set(c->err, -ENOMEM, "out of memory");
+	}
 	ops->stats(&d->be, st);
+	/* Active flows per real: a walk of the connection table. */
+	if (!ops->conn_active || ops->conn_active(&d->be, active, d->settings.max_reals, 0) < 0)
+		memset(active, 0, d->settings.max_reals * sizeof(*active));
 	for (size_t i = 0; i < d->state.vip_cnt; i++) {
 		const struct xlb_vip_cfg *v = &d->state.vips[i];
 		uint32_t slots[v->real_cnt ? v->real_cnt : 1];
@@ -48,11 +57,13 @@ static int op_stats(struct xlbd_req *c)
 			ops->real_counters(&d->be, r->id, &k);
 			json_array_append_new(
 				reals,
-				json_pack("{s:s, s:I, s:s, s:s, s:I, s:o}", "address",
+				json_pack("{s:s, s:I, s:s, s:s, s:I, s:o, s:I}", "address",
 					  xlb_addr_str(&r->addr, rs, sizeof(rs)), "id", (json_int_t)r->id,
 					  "state", xlb_real_state_name(r->state), "health",
 					  xlbd_health_str(d, v, r),
-					  "slots", (json_int_t)slots[j], "counters", counters_json(&k)));
+					  "slots", (json_int_t)slots[j], "counters", counters_json(&k),
+					  "active_flows",
+					  (json_int_t)(r->id < d->settings.max_reals ? active[r->id] : 0)));
 		}
 		json_object_set_new(vj, "reals", reals);
 		json_array_append_new(vips, vj);
@@ -76,6 +87,7 @@ static int op_stats(struct xlbd_req *c)
 				    json_integer((json_int_t)ts.tv_sec * 1000000000 + ts.tv_nsec));
 	}
 	free(st);
+	free(active);
 	return 0;
 }
 

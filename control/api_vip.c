@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "xlbd.h"
 
@@ -61,7 +62,7 @@ static int op_vip_set(struct xlbd_req *c)
 {
 	struct xlb_vip_cfg *v, upd;
 	struct xlb_state next;
-	char what[512], vs[80], before[200], after[200];
+	char what[3200], vs[80], before[1500], after[1500];
 	int r;
 
 	/* The same object as vip.add: fields given replace the VIP's. */
@@ -82,6 +83,12 @@ static int op_vip_set(struct xlbd_req *c)
 		v->flags = upd.flags;
 	if (json_object_get(c->args, "healthcheck"))
 		v->hc = upd.hc;
+	if (json_object_get(c->args, "affinity"))
+		v->affinity_s = upd.affinity_s;
+	if (json_object_get(c->args, "allow")) {
+		v->allow_cnt = upd.allow_cnt;
+		memcpy(v->allow, upd.allow, sizeof(v->allow));
+	}
 	xlbd_vip_summary(v, after, sizeof(after));
 	/* The audit log says what changed: old -> new. */
 	snprintf(what, sizeof(what), "vip set %s: %s -> %s", xlbd_vip_str(v, vs, sizeof(vs)), before,
@@ -190,8 +197,9 @@ static int op_real_set(struct xlbd_req *c)
 	if (!r && !(cur = xlb_vip_find_real(v, &real.addr)))
 		r = xlb_err_set(c->err, -ENOENT, "no real %s",
 				xlb_addr_str(&real.addr, rs, sizeof(rs)));
-	if (!r && !json_object_get(c->args, "weight") && !json_object_get(c->args, "state"))
-		r = xlb_err_set(c->err, -EINVAL, "real.set needs \"weight\" or \"state\"");
+	if (!r && !json_object_get(c->args, "weight") && !json_object_get(c->args, "state") &&
+	    !json_object_get(c->args, "server_id"))
+		r = xlb_err_set(c->err, -EINVAL, "real.set needs \"weight\", \"state\" or \"server_id\"");
 	if (r) {
 		xlb_state_free(&next);
 		return r;
@@ -201,9 +209,12 @@ static int op_real_set(struct xlbd_req *c)
 		cur->weight = real.weight;
 	if (json_object_get(c->args, "state"))
 		cur->state = real.state;
-	snprintf(what, sizeof(what), "real set %s %s: weight %u -> %u, state %s -> %s",
+	if (json_object_get(c->args, "server_id"))
+		cur->server_id = real.server_id;
+	snprintf(what, sizeof(what), "real set %s %s: weight %u -> %u, state %s -> %s, server id %u -> %u",
 		 xlbd_vip_str(v, vs, sizeof(vs)), xlb_addr_str(&real.addr, rs, sizeof(rs)), old.weight,
-		 cur->weight, xlb_real_state_name(old.state), xlb_real_state_name(cur->state));
+		 cur->weight, xlb_real_state_name(old.state), xlb_real_state_name(cur->state),
+		 old.server_id, cur->server_id);
 	return xlbd_commit(c->d, &next, c->peer, what, c->err);
 }
 

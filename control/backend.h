@@ -79,6 +79,27 @@ struct xlb_dp_vip {
 	uint8_t ring_half;  /* the half packets read now */
 };
 
+/* A connection-table entry (the 5-tuple as the client sent it). */
+struct xlb_dp_conn {
+	struct xlb_ip client;
+	uint16_t cport;
+	struct xlb_ip vip;
+	uint16_t vport;
+	uint8_t proto;
+	uint32_t real_id;
+	uint32_t hash;
+	uint8_t state;	   /* enum xlb_conn_state */
+	uint64_t atime_ns; /* UDP: last packet (CLOCK_MONOTONIC); TCP: 0 */
+};
+
+/* Which entries a connection-table walk visits: a VIP (port 0: any), a real (0: any). */
+struct xlb_conn_filter {
+	struct xlb_ip vip;
+	uint16_t vport;
+	uint8_t proto;
+	uint32_t real_id;
+};
+
 struct xlb_backend_ops {
 	const char *name;
 	/* Load or adopt the dataplane; limits the settings may not exceed go to ret_limits. */
@@ -88,8 +109,12 @@ struct xlb_backend_ops {
 	void (*close)(struct xlb_backend *be, bool keep);
 	int (*config_put)(struct xlb_backend *be, const struct xlb_settings *set,
 			  struct xlb_err *err);
-	/* addr NULL clears the slot. */
-	int (*real_put)(struct xlb_backend *be, uint32_t id, const struct xlb_ip *addr,
+	/*
+	 * Real slot `id`: its address, whether it drains (no new clients by
+	 * session affinity) and its QUIC server id; real NULL clears the slot
+	 * (and its server id).
+	 */
+	int (*real_put)(struct xlb_backend *be, uint32_t id, const struct xlb_real_cfg *real,
 			struct xlb_err *err);
 	/* ring: ring_size real ids to publish (double-buffered), or NULL to keep the ring. */
 	int (*vip_put)(struct xlb_backend *be, const struct xlb_vip_cfg *vip, const uint32_t *ring,
@@ -114,6 +139,19 @@ struct xlb_backend_ops {
 	 */
 	int (*hc_real_put)(struct xlb_backend *be, uint32_t mark, const struct xlb_ip *addr,
 			   enum xlb_encap encap, struct xlb_err *err);
+	/* One flow's entry: 1 and *ret, 0 when the table has none, or -errno. */
+	int (*conn_lookup)(struct xlb_backend *be, const struct xlb_dp_conn *key,
+			   struct xlb_dp_conn *ret);
+	/* The entries the filter selects, up to max in ret (may be NULL); returns their count. */
+	int (*conn_list)(struct xlb_backend *be, const struct xlb_conn_filter *f,
+			 struct xlb_dp_conn *ret, size_t max);
+	/* Delete the entries the filter selects; returns how many. */
+	int (*conn_flush)(struct xlb_backend *be, const struct xlb_conn_filter *f);
+	/*
+	 * Active flows per real id (established TCP not closed by the client,
+	 * UDP younger than its timeout) into active[0..n); 0 or -errno.
+	 */
+	int (*conn_active)(struct xlb_backend *be, uint32_t *active, size_t n, uint64_t udp_timeout_ns);
 };
 
 /* skb mark of the encapsulated health probes of a real (base: hc_mark_base). */

@@ -137,4 +137,8 @@ const struct xlb_backend_ops xlb_backend_kernel_ops = {
 	.stats = kernel_stats,
 	.status = kernel_status,
 	.hc_real_put = kernel_hc_real_put,
+	.conn_lookup = kernel_conn_lookup,
+	.conn_list = kernel_conn_list,
+	.conn_flush = kernel_conn_flush,
+	.conn_active = kernel_conn_active,
 };

@@ -173,7 +173,7 @@ static int hc_from_json(const json_t *j, struct xlb_hc *hc, struct xlb_err *err)
 
 int xlb_real_from_json(const json_t *j, struct xlb_real_cfg *ret_real, struct xlb_err *err)
 {
-	static const char *const keys[] = { "address", "weight", "state", "id", NULL };
+	static const char *const keys[] = { "address", "weight", "state", "id", "server_id", NULL };
 	struct xlb_real_cfg r = { .weight = 1, .state = XLB_REAL_ACTIVE };
 	const char *s;
 	uint64_t n;
@@ -200,6 +200,9 @@ int xlb_real_from_json(const json_t *j, struct xlb_real_cfg *ret_real, struct xl
 		return ret;
 	if (!ret)
 		r.id = (uint32_t)n;
+	if ((ret = get_uint(j, "server_id", false, XLB_SERVER_ID_MAX, &n, err)) < 0)
+		return ret;
+	r.server_id = ret ? 0 : (uint32_t)n;
 	*ret_real = r;
 	return 0;
 }
@@ -208,16 +211,35 @@ json_t *xlb_real_to_json(const struct xlb_real_cfg *r)
 {
 	char buf[64];
 
-	return json_pack("{s:s, s:I, s:s, s:I}", "address", xlb_addr_str(&r->addr, buf, sizeof(buf)),
-			 "weight", (json_int_t)r->weight, "state", xlb_real_state_name(r->state), "id",
-			 (json_int_t)r->id);
+	json_t *j = json_pack("{s:s, s:I, s:s, s:I}", "address",
+			      xlb_addr_str(&r->addr, buf, sizeof(buf)), "weight", (json_int_t)r->weight,
+			      "state", xlb_real_state_name(r->state), "id", (json_int_t)r->id);
+
+	if (j && r->server_id)
+		json_object_set_new(j, "server_id", json_integer(r->server_id));
+	return j;
+}
+
+/* "allow": ["PREFIX", ...] into the VIP's allow-list. */
+static int allow_from_json(const json_t *a, struct xlb_vip_cfg *v, struct xlb_err *err)
+{
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(a) || json_array_size(a) > XLB_ALLOW_PER_VIP)
+		return xlb_err_set(err, -EINVAL, "allow must be a list of at most %d prefixes",
+				   XLB_ALLOW_PER_VIP);
+	json_array_foreach((json_t *)a, i, e)
+		if (!json_is_string(e) || xlb_prefix_parse(json_string_value(e), &v->allow[i]))
+			return xlb_err_set(err, -EINVAL, "bad allow prefix (ADDR/PLEN, host bits zero)");
+	return v->allow_cnt = (uint8_t)json_array_size(a), 0;
 }
 
 int xlb_vip_from_json(const json_t *j, struct xlb_vip_cfg *ret_vip, bool with_reals,
 		      struct xlb_err *err)
 {
 	static const char *const keys[] = { "address", "port", "proto", "encap", "flags",
-					    "healthcheck", "reals", "id", NULL };
+					    "healthcheck", "affinity", "allow", "reals", "id", NULL };
 	struct xlb_vip_cfg v = { .encap = XLB_ENCAP_IP };
 	const json_t *flags, *reals, *hc;
 	const char *s;
@@ -252,6 +274,11 @@ int xlb_vip_from_json(const json_t *j, struct xlb_vip_cfg *ret_vip, bool with_re
 	}
 	hc = json_object_get(j, "healthcheck");
 	if (hc && (ret = hc_from_json(hc, &v.hc, err)))
+		return ret;
+	if ((ret = get_uint(j, "affinity", false, 65535, &n, err)) < 0)
+		return ret;
+	v.affinity_s = ret ? 0 : (uint16_t)n;
+	if (json_object_get(j, "allow") && (ret = allow_from_json(json_object_get(j, "allow"), &v, err)))
 		return ret;
 	if ((ret = get_uint(j, "id", false, UINT32_MAX, &n, err)) < 0)
 		return ret;
@@ -314,6 +341,16 @@ json_t *xlb_vip_to_json(const struct xlb_vip_cfg *v, bool with_reals)
 					      (json_int_t)v->hc.rise, "fall",
 					      (json_int_t)v->hc.fall, "via",
 					      v->hc.via_encap ? "encap" : "direct"));
+	if (v->affinity_s)
+		json_object_set_new(j, "affinity", json_integer(v->affinity_s));
+	for (size_t i = 0; i < v->allow_cnt; i++) {
+		json_t *a = i ? json_object_get(j, "allow") : json_array();
+		char pb[80];
+
+		json_array_append_new(a, json_string(xlb_prefix_str(&v->allow[i], pb, sizeof(pb))));
+		if (!i)
+			json_object_set_new(j, "allow", a);
+	}
 	if (with_reals) {
 		reals = json_array();
 		for (size_t i = 0; i < v->real_cnt; i++)

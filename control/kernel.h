@@ -9,6 +9,7 @@
  *   kernel_hc.c     the healthcheck tc program (encapsulated probes)
  *   kernel_stats.c  counters, stats and status
  *   kernel_iface.c  interfaces: egress (redirect), MTU, MACs (xlb_ifaces)
+ *   kernel_conn.c   the connection table: lookup, list, flush, active flows
  *   backend_kernel.c  open/close and the ops table (calls the four)
  */
 #ifndef XLB_KERNEL_H
@@ -85,6 +86,7 @@ struct kernel {
 	struct kernel_image hc_img; /* healthcheck.bpf.o */
 	json_t *hc_verify_json;
 	uint8_t ring_half[XLB_MAX_VIPS];
+	uint32_t server_id[XLB_MAX_REALS]; /* pushed per real slot, to retire old ids */
 	bool vip_present[XLB_MAX_VIPS];
 	uint64_t retired_ns[XLB_MAX_VIPS];
 	uint32_t *keys;
@@ -118,7 +120,7 @@ uint64_t kernel_now_ns(void);
 void kernel_to_dp_addr(const struct xlb_ip *a, union xlb_addr *ret, __u8 *ret_family);
 int kernel_map_err(struct xlb_err *err, const char *what, int e);
 int kernel_config_put(struct xlb_backend *be, const struct xlb_settings *set, struct xlb_err *err);
-int kernel_real_put(struct xlb_backend *be, uint32_t id, const struct xlb_ip *addr,
+int kernel_real_put(struct xlb_backend *be, uint32_t id, const struct xlb_real_cfg *real,
 		    struct xlb_err *err);
 int kernel_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip, const uint32_t *ring,
 		   struct xlb_err *err);
@@ -133,6 +135,13 @@ int kernel_real_get(struct xlb_backend *be, uint32_t id, struct xlb_ip *ret_addr
 int kernel_iface_info(const char *name, int *ret_mtu, uint8_t ret_mac[6]);
 /* xlb_ifaces and the devmap from the settings. */
 int kernel_ifaces_put(struct kernel *k, const struct xlb_settings *set, struct xlb_err *err);
+
+/* kernel_conn.c */
+int kernel_conn_lookup(struct xlb_backend *be, const struct xlb_dp_conn *key, struct xlb_dp_conn *ret);
+int kernel_conn_list(struct xlb_backend *be, const struct xlb_conn_filter *f, struct xlb_dp_conn *ret,
+		     size_t max);
+int kernel_conn_flush(struct xlb_backend *be, const struct xlb_conn_filter *f);
+int kernel_conn_active(struct xlb_backend *be, uint32_t *active, size_t n, uint64_t udp_timeout_ns);
 
 /* kernel_hc.c */
 void kernel_hc_setup(struct kernel *k);

@@ -108,18 +108,77 @@ static int vip_filter_put(struct kernel *k, const struct xlb_ip *extra, struct x
 	return 0;
 }
 
-int kernel_real_put(struct xlb_backend *be, uint32_t id, const struct xlb_ip *addr,
+/*
+ * A real slot, then its QUIC server id: a new id is linked once the slot
+ * holds the real; an id the slot no longer has is unlinked first (only if
+ * it still names this slot: another real may have taken it meanwhile).
+ */
+int kernel_real_put(struct xlb_backend *be, uint32_t id, const struct xlb_real_cfg *real,
 			   struct xlb_err *err)
 {
 	struct kernel *k = be->priv;
+	uint32_t sid = real ? real->server_id : 0, old, cur;
 	struct xlb_real r = { 0 };
 
 	if (id == 0 || id >= XLB_MAX_REALS)
 		return xlb_err_set(err, -ERANGE, "real id %u out of range", id);
-	if (addr)
-		kernel_to_dp_addr(addr, &r.addr, &r.family);
+	old = k->server_id[id];
+	if (old && old != sid && !bpf_map_lookup_elem(k->fd[KM_SERVER_IDS], &old, &cur) &&
+	    cur == id && bpf_map_delete_elem(k->fd[KM_SERVER_IDS], &old) && errno != ENOENT)
+		return kernel_map_err(err, "delete from xlb_server_ids", errno);
+	k->server_id[id] = 0;
+	if (real) {
+		kernel_to_dp_addr(&real->addr, &r.addr, &r.family);
+		if (real->state == XLB_REAL_DRAINING)
+			r.flags |= XLB_REAL_F_DRAIN;
+	}
 	if (bpf_map_update_elem(k->fd[KM_REALS], &id, &r, BPF_ANY))
 		return kernel_map_err(err, "update xlb_reals", errno);
+	if (sid) {
+		if (bpf_map_update_elem(k->fd[KM_SERVER_IDS], &sid, &id, BPF_ANY))
+			return kernel_map_err(err, "update xlb_server_ids", errno);
+		k->server_id[id] = sid;
+	}
+	return 0;
+}
+
+/*
+ * A VIP's allow-list in xlb_allow: its entries (vip_num, prefix) are made
+ * exactly the list's; entries of other VIPs are left alone.
+ */
+static int allow_put(struct kernel *k, const struct xlb_vip_cfg *vip, struct xlb_err *err)
+{
+	struct xlb_allow_key key, next, *prev = NULL;
+	__u32 one = 1;
+	__u8 fam;
+
+	while (!bpf_map_get_next_key(k->fd[KM_ALLOW], prev, &next)) {
+		bool keep = false;
+
+		key = next;
+		prev = &key;
+		if (ntohl(key.vip_num) != vip->id)
+			continue;
+		for (size_t i = 0; i < vip->allow_cnt && !keep; i++) {
+			union xlb_addr a;
+
+			kernel_to_dp_addr(&vip->allow[i].addr, &a, &fam);
+			keep = key.prefixlen == 32u + vip->allow[i].plen && !memcmp(&a, &key.addr, sizeof(a));
+		}
+		if (!keep) {
+			if (bpf_map_delete_elem(k->fd[KM_ALLOW], &key) && errno != ENOENT)
+				return kernel_map_err(err, "delete from xlb_allow", errno);
+			prev = NULL; /* the walk restarts: the trie changed under it */
+		}
+	}
+	for (size_t i = 0; i < vip->allow_cnt; i++) {
+		memset(&key, 0, sizeof(key));
+		key.prefixlen = 32u + vip->allow[i].plen;
+		key.vip_num = htonl(vip->id);
+		kernel_to_dp_addr(&vip->allow[i].addr, &key.addr, &fam);
+		if (bpf_map_update_elem(k->fd[KM_ALLOW], &key, &one, BPF_ANY))
+			return kernel_map_err(err, "update xlb_allow", errno);
+	}
 	return 0;
 }
 
@@ -172,9 +231,14 @@ int kernel_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip,
 		return xlb_err_set(err, -ERANGE, "VIP id %u out of range", vip->id);
 	vip_key_of(&vip->addr, vip->port, vip->proto, &key);
 	exists = !bpf_map_lookup_elem(k->fd[KM_VIPS], &key, &old);
+	/* The list first: a VIP that becomes allow-listed never passes an unlisted source. */
+	ret = allow_put(k, vip, err);
+	if (ret)
+		return ret;
 	meta.vip_num = vip->id;
-	meta.flags = vip->flags;
+	meta.flags = vip->flags | (vip->allow_cnt ? XLB_VIP_F_ALLOWLIST : 0);
 	meta.encap = (__u8)vip->encap;
+	meta.affinity_s = vip->affinity_s;
 	meta.ring_half = exists && old.vip_num == vip->id ? old.ring_half : 0;
 	if (ring) {
 		unsigned int half = exists && old.vip_num == vip->id ? !old.ring_half : 0;
@@ -263,6 +327,16 @@ int kernel_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t p
 	vip_key_of(addr, port, proto, &key);
 	if (bpf_map_delete_elem(k->fd[KM_VIPS], &key) && errno != ENOENT)
 		return kernel_map_err(err, "delete from xlb_vips", errno);
+	if (id < XLB_MAX_VIPS) {
+		/* Its allow-list goes with it (a VIP taking the id starts clean). */
+		static struct xlb_vip_cfg none;
+		int ret;
+
+		none.id = id;
+		ret = allow_put(k, &none, err);
+		if (ret)
+			return ret;
+	}
 	if (id < XLB_MAX_VIPS) {
 		k->vip_present[id] = false;
 		k->retired_ns[id] = kernel_now_ns();

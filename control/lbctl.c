@@ -96,6 +96,12 @@ static const struct xlb_cli_opt vip_opts[] = {
 	{ "hc-via", 0, XLB_CLI_ENUM, KW, F(hc_via), NULL,
 	  "probe the real's own address (direct) or the VIP through the encapsulated path",
 	  .def = "direct", .choices = xlb_hc_via_names },
+	{ "affinity", 0, XLB_CLI_UINT, KW, F(affinity), "SECONDS",
+	  "session affinity: a client address keeps its real for SECONDS after its last packet, "
+	  "across connections (0: off)", .max = 65535 },
+	{ "allow", 0, XLB_CLI_STRING, KW, F(allow), "PREFIX[,PREFIX...]",
+	  "source allow-list: only these prefixes may use the VIP, others are dropped and counted "
+	  "(drop_not_allowed); none clears it" },
 	{ 0 },
 };
 
@@ -104,6 +110,14 @@ static const struct xlb_cli_opt real_opts[] = {
 	  .def = "1", .max = 1000000 },
 	{ "state", 0, XLB_CLI_ENUM, KW, F(state), NULL, "administrative state", .def = "active",
 	  .choices = xlb_real_state_names },
+	{ "server-id", 0, XLB_CLI_UINT, KW, F(server_id), "N",
+	  "QUIC server id the real puts in its connection IDs (Katran's layouts: 1..65535 in CID "
+	  "version 1, up to 16777215 in version 2); 0: none", .max = XLB_SERVER_ID_MAX },
+	{ 0 },
+};
+
+static const struct xlb_cli_opt conn_opts[] = {
+	{ "on", 0, XLB_CLI_STRING, KW, F(real), "REAL", "only the flows on this real (its address)" },
 	{ 0 },
 };
 
@@ -176,6 +190,17 @@ static const struct xlb_cli_cmd commands[] = {
 	{ "real down", "VIP REAL", "Mark a real down by hand (out of the ring).", NULL, 2, 2,
 	  .run = lbctl_real_down },
 	{ "real list", "VIP", "List a VIP's reals.", NULL, 1, 1, .run = lbctl_real_list },
+	{ "real set-server-id", "VIP REAL N",
+	  "Set the QUIC server id of a real (0 removes it).", NULL, 3, 3,
+	  .run = lbctl_real_set_server_id },
+	{ "conn lookup", "VIP CLIENT:PORT",
+	  "Which real a flow is on (connection table), or would go to (the ring).", NULL, 2, 2,
+	  .run = lbctl_conn_lookup },
+	{ "conn list", "VIP", "The VIP's connection-table entries (client, real, state).", conn_opts,
+	  1, 1, .run = lbctl_conn_list },
+	{ "conn flush", "VIP",
+	  "Forget the VIP's connection-table entries (of one real with on REAL): their flows "
+	  "follow the ring again.", conn_opts, 1, 1, .run = lbctl_conn_flush },
 	{ "stats", "",
 	  "Packets, bytes, pps and bps per VIP and real, LRU hit ratio, drop and pass reasons.",
 	  stats_opts, 0, 0, .run = lbctl_stats },

@@ -47,8 +47,12 @@ struct lbctl {
 	uint32_t hc_port, hc_interval, hc_timeout, hc_rise, hc_fall;
 	const char *hc_path;
 	int hc_via;
+	uint32_t affinity;
+	const char *allow; /* PREFIX[,PREFIX...] or none */
 	uint32_t weight;
 	int state; /* enum xlb_real_state */
+	uint32_t server_id;
+	const char *real; /* conn flush/list: one real only */
 	const char *file;
 	bool dry_run;
 	bool allow_empty;
@@ -89,6 +93,8 @@ void lbctl_show_apply(json_t *res);
 void lbctl_show_export(json_t *res);
 void lbctl_show_stats(json_t *s, json_t *prev);
 void lbctl_show_verify(json_t *progs);
+void lbctl_show_conn_lookup(json_t *res);
+void lbctl_show_conn_list(json_t *res);
 
 /* lbctl_cmds.c: the handlers (ctx is a struct lbctl). */
 int lbctl_vip_add(void *ctx);
@@ -103,6 +109,14 @@ int lbctl_real_drain(void *ctx);
 int lbctl_real_undrain(void *ctx);
 int lbctl_real_down(void *ctx);
 int lbctl_real_list(void *ctx);
+/* lbctl_conn.c */
+int lbctl_real_set_server_id(void *ctx);
+int lbctl_conn_lookup(void *ctx);
+int lbctl_conn_list(void *ctx);
+int lbctl_conn_flush(void *ctx);
+/* lbctl_cmds.c, for lbctl_conn.c */
+int lbctl_need_vip(struct lbctl *c, json_t **ret);
+int lbctl_vip_real_args(struct lbctl *c, json_t **ret);
 int lbctl_stats(void *ctx);
 int lbctl_status(void *ctx);
 int lbctl_health(void *ctx);

@@ -121,6 +121,18 @@ static void vip_options(struct lbctl *c, json_t *vip)
 	if (lbctl_given(c, "hc-via"))
 		json_object_set_new(hc = hc ?: json_object(), "via",
 				    json_string(xlb_hc_via_names[c->hc_via]));
+	if (lbctl_given(c, "affinity"))
+		json_object_set_new(vip, "affinity", json_integer(c->affinity));
+	if (lbctl_given(c, "allow")) {
+		json_t *allow = json_array();
+		char buf[1024], *save = NULL;
+
+		snprintf(buf, sizeof(buf), "%s", c->allow);
+		for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+			if (strcmp(t, "none"))
+				json_array_append_new(allow, json_string(t));
+		json_object_set_new(vip, "allow", allow);
+	}
 	if (lbctl_given(c, "hc") || hc) {
 		hc = hc ?: json_object();
 		/* hc-* options alone mean a TCP check */
@@ -129,6 +141,16 @@ static void vip_options(struct lbctl *c, json_t *vip)
 								    "tcp"));
 		json_object_set_new(vip, "healthcheck", hc);
 	}
+}
+
+int lbctl_need_vip(struct lbctl *c, json_t **ret)
+{
+	return need_vip(c, ret);
+}
+
+int lbctl_vip_real_args(struct lbctl *c, json_t **ret)
+{
+	return vip_real_args(c, ret);
 }
 
 /* ---- VIPs ----------------------------------------------------------------- */
@@ -195,7 +217,8 @@ int lbctl_vip_show(void *ctx)
 /* ---- reals ---------------------------------------------------------------- */
 
 /* real.add/del/set: VIP REAL, plus a weight and a state when given (-1: not given). */
-static int call_with_real(struct lbctl *c, const char *op, int64_t weight, int state)
+static int call_with_real(struct lbctl *c, const char *op, int64_t weight, int state,
+			  int64_t server_id)
 {
 	json_t *args = NULL;
 	char line[256];
@@ -213,8 +236,13 @@ static int call_with_real(struct lbctl *c, const char *op, int64_t weight, int s
 	if (state >= 0) {
 		json_object_set_new(args, "state",
 				    json_string(xlb_real_state_name((enum xlb_real_state)state)));
-		snprintf(line + n, sizeof(line) - (size_t)n, "%s state %s", weight >= 0 ? "," : ":",
-			 xlb_real_state_name((enum xlb_real_state)state));
+		n += snprintf(line + n, sizeof(line) - (size_t)n, "%s state %s", weight >= 0 ? "," : ":",
+			      xlb_real_state_name((enum xlb_real_state)state));
+	}
+	if (server_id >= 0) {
+		json_object_set_new(args, "server_id", json_integer(server_id));
+		snprintf(line + n, sizeof(line) - (size_t)n, "%s server id %lld",
+			 weight >= 0 || state >= 0 ? "," : ":", (long long)server_id);
 	}
 	return lbctl_change(c, op, args, line);
 }
@@ -224,12 +252,13 @@ int lbctl_real_add(void *ctx)
 	struct lbctl *c = ctx;
 
 	return call_with_real(c, "real.add", lbctl_given(c, "weight") ? (int64_t)c->weight : -1,
-			      lbctl_given(c, "state") ? c->state : -1);
+			      lbctl_given(c, "state") ? c->state : -1,
+			      lbctl_given(c, "server-id") ? (int64_t)c->server_id : -1);
 }
 
 int lbctl_real_del(void *ctx)
 {
-	return call_with_real(ctx, "real.del", -1, -1);
+	return call_with_real(ctx, "real.del", -1, -1, -1);
 }
 
 int lbctl_real_set_weight(void *ctx)
@@ -239,22 +268,22 @@ int lbctl_real_set_weight(void *ctx)
 
 	if (xlb_cli_parse_u64(c->args[2], 0, 1000000, &w))
 		return lbctl_usage_error("bad weight \"%s\" (0..1000000)", c->args[2]);
-	return call_with_real(c, "real.set", (int64_t)w, -1);
+	return call_with_real(c, "real.set", (int64_t)w, -1, -1);
 }
 
 int lbctl_real_drain(void *ctx)
 {
-	return call_with_real(ctx, "real.set", -1, XLB_REAL_DRAINING);
+	return call_with_real(ctx, "real.set", -1, XLB_REAL_DRAINING, -1);
 }
 
 int lbctl_real_undrain(void *ctx)
 {
-	return call_with_real(ctx, "real.set", -1, XLB_REAL_ACTIVE);
+	return call_with_real(ctx, "real.set", -1, XLB_REAL_ACTIVE, -1);
 }
 
 int lbctl_real_down(void *ctx)
 {
-	return call_with_real(ctx, "real.set", -1, XLB_REAL_DOWN);
+	return call_with_real(ctx, "real.set", -1, XLB_REAL_DOWN, -1);
 }
 
 int lbctl_real_list(void *ctx)

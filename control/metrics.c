@@ -59,6 +59,7 @@ static void render(struct daemon *d, struct buf *b)
 {
 	const struct xlb_backend_ops *ops = d->be.ops;
 	struct xlb_dp_stats *st = calloc(1, sizeof(*st));
+	uint32_t *active;
 	char vs[64], rs[64];
 
 	if (!st)
@@ -110,7 +111,16 @@ static void render(struct daemon *d, struct buf *b)
 		   "# HELP xlb_real_ring_slots Slots a real holds in its VIP's Maglev ring.\n"
 		   "# TYPE xlb_real_ring_slots gauge\n"
 		   "# HELP xlb_real_weight Configured weight of a real.\n"
-		   "# TYPE xlb_real_weight gauge\n");
+		   "# TYPE xlb_real_weight gauge\n"
+		   "# HELP xlb_real_active_flows Connection-table entries of a real that are active "
+		   "(TCP established and not closed by the client, UDP within its timeout).\n"
+		   "# TYPE xlb_real_active_flows gauge\n");
+	active = calloc(d->settings.max_reals, sizeof(*active));
+	if (active && (!ops->conn_active ||
+		       ops->conn_active(&d->be, active, d->settings.max_reals, 0) < 0)) {
+		free(active);
+		active = NULL;
+	}
 	for (size_t i = 0; i < d->state.vip_cnt; i++) {
 		const struct xlb_vip_cfg *v = &d->state.vips[i];
 		uint32_t slots[v->real_cnt ? v->real_cnt : 1];
@@ -137,8 +147,11 @@ static void render(struct daemon *d, struct buf *b)
 			bprintf(b, "xlb_real_in_ring{%s} %d\n", lbl, slots[j] > 0);
 			bprintf(b, "xlb_real_ring_slots{%s} %u\n", lbl, slots[j]);
 			bprintf(b, "xlb_real_weight{%s} %u\n", lbl, r->weight);
+			if (active && r->id < d->settings.max_reals)
+				bprintf(b, "xlb_real_active_flows{%s} %u\n", lbl, active[r->id]);
 		}
 	}
+	free(active);
 	bprintf(b, "# HELP xlb_reason_packets_total Packets by final verdict reason of the dataplane.\n"
 		   "# TYPE xlb_reason_packets_total counter\n");
 	for (size_t r = 1; r < st->reason_cnt; r++)

@@ -119,6 +119,46 @@ bool xlb_addr_eq(const struct xlb_ip *a, const struct xlb_ip *b)
 	       !memcmp(a->bytes, b->bytes, a->family == AF_INET ? 4 : 16);
 }
 
+int xlb_prefix_parse(const char *s, struct xlb_prefix *ret)
+{
+	char buf[80], *slash;
+	struct xlb_prefix p;
+	unsigned long n;
+	char *end;
+	int max;
+
+	if (!s || strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash = 0;
+	if (xlb_addr_parse(buf, &p.addr))
+		return -EINVAL;
+	max = p.addr.family == AF_INET ? 32 : 128;
+	p.plen = (uint8_t)max;
+	if (slash) {
+		errno = 0;
+		n = strtoul(slash + 1, &end, 10);
+		if (!slash[1] || *end || errno || n > (unsigned long)max || slash[1] == '-')
+			return -EINVAL;
+		p.plen = (uint8_t)n;
+	}
+	for (int bit = p.plen; bit < max; bit++)
+		if (p.addr.bytes[bit / 8] & (0x80 >> (bit % 8)))
+			return -EINVAL; /* host bits set: a typo, not a prefix */
+	*ret = p;
+	return 0;
+}
+
+const char *xlb_prefix_str(const struct xlb_prefix *p, char *buf, size_t len)
+{
+	char a[64];
+
+	snprintf(buf, len, "%s/%u", xlb_addr_str(&p->addr, a, sizeof(a)), p->plen);
+	return buf;
+}
+
 int xlb_mac_parse(const char *s, uint8_t ret_mac[6])
 {
 	unsigned int m[6];

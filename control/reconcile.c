@@ -13,7 +13,8 @@
  * neither.
  *
  * Reconciling works from a shadow of what was last pushed (per VIP id: key,
- * flags, encap, ring and the signature of its inputs; per real id: address),
+ * flags, encap, affinity, allow-list, ring and the signature of its inputs;
+ * per real id: address, draining, QUIC server id),
  * so it pushes only what differs, and undoing a half-applied change pushes
  * exactly the parts it had changed.
  */
@@ -136,13 +137,16 @@ int xlbd_reconcile(struct daemon *d, const struct xlb_state *target, struct xlb_
 			const struct xlb_real_cfg *r = &target->vips[i].reals[j];
 			struct shadow_real *s = &d->sreals[r->id];
 
-			if (s->present && xlb_addr_eq(&s->addr, &r->addr))
+			if (s->present && xlb_addr_eq(&s->addr, &r->addr) &&
+			    s->draining == (r->state == XLB_REAL_DRAINING) && s->server_id == r->server_id)
 				continue;
-			ret = ops->real_put(&d->be, r->id, &r->addr, err);
+			ret = ops->real_put(&d->be, r->id, r, err);
 			if (ret)
 				return ret;
 			s->present = true;
 			s->addr = r->addr;
+			s->draining = r->state == XLB_REAL_DRAINING;
+			s->server_id = r->server_id;
 		}
 
 	/* 2. VIPs: a slot taken by another VIP is freed, then meta and ring pushed. */
@@ -162,7 +166,9 @@ int xlbd_reconcile(struct daemon *d, const struct xlb_state *target, struct xlb_
 			s->ring_known = false;
 		}
 		sig = ring_signature(d, v);
-		meta_same = s->present && s->flags == v->flags && s->encap == v->encap;
+		meta_same = s->present && s->flags == v->flags && s->encap == v->encap &&
+			    s->affinity_s == v->affinity_s && s->allow_cnt == v->allow_cnt &&
+			    !memcmp(s->allow, v->allow, v->allow_cnt * sizeof(v->allow[0]));
 		if (meta_same && s->ring_known && s->ring_sig == sig)
 			continue;
 		ret = build_ring(d, v, d->scratch_ring);
@@ -188,6 +194,9 @@ int xlbd_reconcile(struct daemon *d, const struct xlb_state *target, struct xlb_
 		s->proto = v->proto;
 		s->flags = v->flags;
 		s->encap = v->encap;
+		s->affinity_s = v->affinity_s;
+		s->allow_cnt = v->allow_cnt;
+		memcpy(s->allow, v->allow, sizeof(s->allow));
 		memcpy(s->ring, d->scratch_ring, size * sizeof(uint32_t));
 		s->ring_known = true;
 		s->ring_sig = sig;

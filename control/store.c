@@ -54,6 +54,11 @@ static const char schema[] =
 	/* Health verdicts by real id and address (a reused id with another address is not it). */
 	"CREATE TABLE IF NOT EXISTS health("
 	" real_id INTEGER PRIMARY KEY, address TEXT NOT NULL, up INTEGER NOT NULL);"
+	/* Attributes added after schema 1, by object and id (a table of its own:
+	 * stores written before them load unchanged, with the defaults). */
+	"CREATE TABLE IF NOT EXISTS ext("
+	" kind TEXT NOT NULL, id INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
+	" PRIMARY KEY(kind, id, key));"
 	"INSERT OR IGNORE INTO meta VALUES('schema_version', '1');"
 	"INSERT OR IGNORE INTO meta VALUES('next_real_id', '1');"
 	"INSERT OR IGNORE INTO meta VALUES('revision', '0');";
@@ -189,6 +194,121 @@ static int bind_text(sqlite3_stmt *st, int i, const char *v)
 	return sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
 }
 
+static int col_parse_fail(struct xlb_err *err, const char *what, const char *val);
+
+/*
+ * The ext table: per VIP "affinity" (seconds) and "allow" (comma-separated
+ * prefixes), per real "server_id"; only what differs from the default.
+ */
+static int ext_put(struct sqlite_store *s, sqlite3_stmt *st, const char *kind, uint32_t id,
+		   const char *key, const char *value, struct xlb_err *err)
+{
+	sqlite3_reset(st);
+	bind_text(st, 1, kind);
+	sqlite3_bind_int64(st, 2, id);
+	bind_text(st, 3, key);
+	bind_text(st, 4, value);
+	return sqlite3_step(st) == SQLITE_DONE ? 0 : sql_err(s, err, "insert ext");
+}
+
+static int ext_save(struct sqlite_store *s, const struct xlb_state *state, struct xlb_err *err)
+{
+	char buf[XLB_ALLOW_PER_VIP * 48], p[64];
+	sqlite3_stmt *st = NULL;
+	int ret;
+
+	ret = exec(s, "DELETE FROM ext;", err);
+	if (ret)
+		return ret;
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO ext VALUES(?1,?2,?3,?4);", -1, &st, NULL) != SQLITE_OK)
+		return sql_err(s, err, "prepare");
+	for (size_t i = 0; !ret && i < state->vip_cnt; i++) {
+		const struct xlb_vip_cfg *v = &state->vips[i];
+
+		if (v->affinity_s) {
+			snprintf(buf, sizeof(buf), "%u", v->affinity_s);
+			ret = ext_put(s, st, "vip", v->id, "affinity", buf, err);
+		}
+		buf[0] = 0;
+		for (size_t a = 0; a < v->allow_cnt; a++) {
+			if (a)
+				strcat(buf, ",");
+			strcat(buf, xlb_prefix_str(&v->allow[a], p, sizeof(p)));
+		}
+		if (!ret && v->allow_cnt)
+			ret = ext_put(s, st, "vip", v->id, "allow", buf, err);
+		for (size_t j = 0; !ret && j < v->real_cnt; j++) {
+			if (!v->reals[j].server_id)
+				continue;
+			snprintf(buf, sizeof(buf), "%u", v->reals[j].server_id);
+			ret = ext_put(s, st, "real", v->reals[j].id, "server_id", buf, err);
+		}
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static int ext_apply(struct xlb_vip_cfg *v, struct xlb_real_cfg *r, const char *key,
+		     const char *value, struct xlb_err *err)
+{
+	char buf[XLB_ALLOW_PER_VIP * 48], *save = NULL;
+	unsigned long n;
+	char *end;
+
+	errno = 0;
+	if (r && !strcmp(key, "server_id")) {
+		n = strtoul(value, &end, 10);
+		if (*end || errno || n > XLB_SERVER_ID_MAX)
+			return col_parse_fail(err, "server id", value);
+		r->server_id = (uint32_t)n;
+	} else if (v && !strcmp(key, "affinity")) {
+		n = strtoul(value, &end, 10);
+		if (*end || errno || n > 65535)
+			return col_parse_fail(err, "affinity", value);
+		v->affinity_s = (uint16_t)n;
+	} else if (v && !strcmp(key, "allow")) {
+		snprintf(buf, sizeof(buf), "%s", value);
+		v->allow_cnt = 0;
+		for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			if (v->allow_cnt >= XLB_ALLOW_PER_VIP ||
+			    xlb_prefix_parse(t, &v->allow[v->allow_cnt]))
+				return col_parse_fail(err, "allow prefix", t);
+			v->allow_cnt++;
+		}
+	}
+	/* Keys of a later version are ignored: this one cannot act on them. */
+	return 0;
+}
+
+static int ext_load(struct sqlite_store *s, struct xlb_state *st, struct xlb_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	int ret = 0;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT kind, id, key, value FROM ext;", -1, &q, NULL) != SQLITE_OK)
+		return sql_err(s, err, "prepare");
+	while (!ret && sqlite3_step(q) == SQLITE_ROW) {
+		const char *kind = (const char *)sqlite3_column_text(q, 0);
+		uint32_t id = (uint32_t)sqlite3_column_int64(q, 1);
+		const char *key = (const char *)sqlite3_column_text(q, 2);
+		const char *value = (const char *)sqlite3_column_text(q, 3);
+
+		if (!kind || !key || !value)
+			continue;
+		for (size_t i = 0; !ret && i < st->vip_cnt; i++) {
+			struct xlb_vip_cfg *v = &st->vips[i];
+
+			if (!strcmp(kind, "vip") && v->id == id)
+				ret = ext_apply(v, NULL, key, value, err);
+			for (size_t j = 0; !ret && !strcmp(kind, "real") && j < v->real_cnt; j++)
+				if (v->reals[j].id == id)
+					ret = ext_apply(NULL, &v->reals[j], key, value, err);
+		}
+	}
+	sqlite3_finalize(q);
+	return ret;
+}
+
 static int sqlite_save(struct xlb_store *base, const struct xlb_state *state, struct xlb_err *err)
 {
 	struct sqlite_store *s = sqlite_of(base);
@@ -252,7 +372,9 @@ static int sqlite_save(struct xlb_store *base, const struct xlb_state *state, st
 	bind_text(mst, 1, buf);
 	if (sqlite3_step(mst) != SQLITE_DONE)
 		ret = sql_err(s, err, "update meta");
-	else
+	if (!ret)
+		ret = ext_save(s, state, err);
+	if (!ret)
 		ret = exec(s, "UPDATE meta SET value=CAST(value AS INTEGER)+1 WHERE key='revision';", err);
 out:
 	sqlite3_finalize(vst);
@@ -371,7 +493,7 @@ static int sqlite_load(struct xlb_store *base, struct xlb_state *ret_state, stru
 		ret = sql_err(s, err, "read VIPs");
 		goto out;
 	}
-	ret = 0;
+	ret = ext_load(s, &st, err);
 out:
 	sqlite3_finalize(vst);
 	sqlite3_finalize(rst);

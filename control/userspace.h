@@ -74,7 +74,7 @@ struct userspace {
 uint64_t userspace_now_ns(void);
 int userspace_config_put(struct xlb_backend *be, const struct xlb_settings *set,
 			 struct xlb_err *err);
-int userspace_real_put(struct xlb_backend *be, uint32_t id, const struct xlb_ip *addr,
+int userspace_real_put(struct xlb_backend *be, uint32_t id, const struct xlb_real_cfg *real,
 		       struct xlb_err *err);
 int userspace_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip, const uint32_t *ring,
 		      struct xlb_err *err);

@@ -94,7 +94,8 @@ int userspace_config_put(struct xlb_backend *be, const struct xlb_settings *set,
 	return ret ? map_err(err, UM_CONFIG, "update", ret) : 0;
 }
 
-int userspace_real_put(struct xlb_backend *be, uint32_t id, const struct xlb_ip *addr,
+/* QUIC server ids are not pushed here yet (the kernel backend's kernel_real_put does). */
+int userspace_real_put(struct xlb_backend *be, uint32_t id, const struct xlb_real_cfg *real,
 		       struct xlb_err *err)
 {
 	struct userspace *u = be->priv;
@@ -104,8 +105,11 @@ int userspace_real_put(struct xlb_backend *be, uint32_t id, const struct xlb_ip 
 	if (id == 0 || id >= XLB_MAX_REALS)
 		return xlb_err_set(err, -ERANGE, "real id %u out of range 1..%u", id,
 				   XLB_MAX_REALS - 1);
-	if (addr)
-		dp_addr(addr, &r.addr, &r.family);
+	if (real) {
+		dp_addr(&real->addr, &r.addr, &r.family);
+		if (real->state == XLB_REAL_DRAINING)
+			r.flags |= XLB_REAL_F_DRAIN;
+	}
 	ret = xbpf_map__update(u->map[UM_REALS], &id, &r, XBPF_ANY);
 	return ret ? map_err(err, UM_REALS, "update", ret) : 0;
 }

@@ -83,6 +83,20 @@ int xlb__check_vip(const struct xlb_vip_cfg *v, struct xlb_err *err)
 		return xlb_err_set(err, -EINVAL, "unknown encapsulation");
 	if (v->hc.type > XLB_HC_HTTP)
 		return xlb_err_set(err, -EINVAL, "unknown health check type");
+	if (v->allow_cnt > XLB_ALLOW_PER_VIP)
+		return xlb_err_set(err, -E2BIG, "at most %d allow prefixes per VIP", XLB_ALLOW_PER_VIP);
+	for (size_t i = 0; i < v->allow_cnt; i++) {
+		char b[80];
+
+		if (v->allow[i].addr.family != v->addr.family)
+			return xlb_err_set(err, -EINVAL, "allow prefix %s is not of the VIP's family",
+					   xlb_prefix_str(&v->allow[i], b, sizeof(b)));
+		for (size_t k = 0; k < i; k++)
+			if (v->allow[k].plen == v->allow[i].plen &&
+			    xlb_addr_eq(&v->allow[k].addr, &v->allow[i].addr))
+				return xlb_err_set(err, -EEXIST, "allow prefix %s given twice",
+						   xlb_prefix_str(&v->allow[i], b, sizeof(b)));
+	}
 	if (v->hc.type != XLB_HC_NONE) {
 		if (v->hc.interval_ms < 10 || v->hc.interval_ms > 3600000)
 			return xlb_err_set(err, -EINVAL, "health check interval must be 10 ms..1 h");
@@ -115,7 +129,49 @@ int xlb__check_real(const struct xlb_real_cfg *r, struct xlb_err *err)
 		return xlb_err_set(err, -EINVAL, "real weight must be 0..1000000");
 	if (r->state > XLB_REAL_DOWN)
 		return xlb_err_set(err, -EINVAL, "unknown real state");
+	if (r->server_id > XLB_SERVER_ID_MAX)
+		return xlb_err_set(err, -ERANGE, "server id %u is over %u", r->server_id,
+				   XLB_SERVER_ID_MAX);
 	return 0;
+}
+
+/* QUIC server ids, sorted: one id names one server (several VIPs may share it). */
+struct sid_ref {
+	uint32_t sid;
+	const struct xlb_ip *addr;
+};
+
+static int sid_cmp(const void *a, const void *b)
+{
+	const struct sid_ref *x = a, *y = b;
+
+	return x->sid < y->sid ? -1 : x->sid > y->sid;
+}
+
+static int check_server_ids(const struct xlb_state *st, struct xlb_err *err)
+{
+	struct sid_ref *refs;
+	size_t n = 0, cap = 0;
+	char buf[64];
+	int ret = 0;
+
+	for (size_t i = 0; i < st->vip_cnt; i++)
+		cap += st->vips[i].real_cnt;
+	refs = calloc(cap ? cap : 1, sizeof(*refs));
+	if (!refs)
+		return xlb_err_set(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < st->vip_cnt; i++)
+		for (size_t j = 0; j < st->vips[i].real_cnt; j++)
+			if (st->vips[i].reals[j].server_id)
+				refs[n++] = (struct sid_ref){ st->vips[i].reals[j].server_id,
+							      &st->vips[i].reals[j].addr };
+	qsort(refs, n, sizeof(*refs), sid_cmp);
+	for (size_t i = 1; i < n && !ret; i++)
+		if (refs[i].sid == refs[i - 1].sid && !xlb_addr_eq(refs[i].addr, refs[i - 1].addr))
+			ret = xlb_err_set(err, -EEXIST, "server id %u is already %s's", refs[i].sid,
+					  xlb_addr_str(refs[i - 1].addr, buf, sizeof(buf)));
+	free(refs);
+	return ret;
 }
 
 /* A VIP's address as a real sends the balanced packets back to the balancer. */
@@ -219,6 +275,8 @@ int xlb_state_validate(const struct xlb_state *st, const struct xlb_settings *se
 				}
 		}
 	}
+	if (!ret)
+		ret = check_server_ids(st, err);
 out:
 	free(vip_ids);
 	free(real_ids);

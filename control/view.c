@@ -108,10 +108,20 @@ const char *xlbd_vip_summary(const struct xlb_vip_cfg *v, char *buf, size_t len)
 			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s",
 					      n && buf[n - 1] == 's' ? " " : ",", xlb_vip_flag_name(bit));
 	if (v->hc.type == XLB_HC_NONE)
-		snprintf(buf + n, n < len ? len - n : 0, " check none");
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " check none");
 	else
-		snprintf(buf + n, n < len ? len - n : 0, " check %s port %u every %u ms rise %u fall %u via %s",
-			 xlb_hc_type_name(v->hc.type), v->hc.port, v->hc.interval_ms, v->hc.rise,
-			 v->hc.fall, v->hc.via_encap ? "encap" : "direct");
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0,
+				      " check %s port %u every %u ms rise %u fall %u via %s",
+				      xlb_hc_type_name(v->hc.type), v->hc.port, v->hc.interval_ms,
+				      v->hc.rise, v->hc.fall, v->hc.via_encap ? "encap" : "direct");
+	n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " affinity %u allow", v->affinity_s);
+	for (size_t i = 0; i < v->allow_cnt; i++) {
+		char p[80];
+
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", i ? "," : " ",
+				      xlb_prefix_str(&v->allow[i], p, sizeof(p)));
+	}
+	if (!v->allow_cnt)
+		snprintf(buf + n, n < len ? len - n : 0, " -");
 	return buf;
 }

@@ -104,12 +104,24 @@ struct xlb_hc {
 	bool via_encap;
 };
 
+/* QUIC server ids: Katran CID version 2 carries 24 bits (version 1: 16). */
+#define XLB_SERVER_ID_MAX 0xffffffu
+
 struct xlb_real_cfg {
 	uint32_t id; /* dataplane real index, stable across restarts */
 	struct xlb_ip addr;
 	uint32_t weight;
 	enum xlb_real_state state;
+	uint32_t server_id; /* QUIC server id in the connection IDs it mints; 0: none */
 };
+
+/* A source prefix of a VIP's allow-list. */
+struct xlb_prefix {
+	struct xlb_ip addr;
+	uint8_t plen;
+};
+
+#define XLB_ALLOW_PER_VIP 32
 
 struct xlb_vip_cfg {
 	uint32_t id; /* dataplane VIP index, stable across restarts */
@@ -119,9 +131,18 @@ struct xlb_vip_cfg {
 	uint32_t flags;
 	enum xlb_encap encap;
 	struct xlb_hc hc;
+	uint16_t affinity_s; /* session affinity per client address, seconds; 0: none */
+	/* Source allow-list: only these prefixes may use the VIP (empty: everyone,
+	 * unless the allowlist flag is set: nobody). */
+	uint8_t allow_cnt;
+	struct xlb_prefix allow[XLB_ALLOW_PER_VIP];
 	struct xlb_real_cfg *reals;
 	size_t real_cnt;
 };
+
+/* "ADDR/PLEN" (or ADDR: a host) into a prefix; its host bits must be 0. */
+int xlb_prefix_parse(const char *s, struct xlb_prefix *ret);
+const char *xlb_prefix_str(const struct xlb_prefix *p, char *buf, size_t len);
 
 #define XLB_MAX_IFACES 8
 /* Default base of the health probes' skb marks: "XL" << 16. */

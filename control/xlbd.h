@@ -11,7 +11,8 @@
  *   bird.c       BIRD's control socket (configure, BGP and BFD sessions)
  *   announce.c   route announcement through BIRD, host drain
  *   fleet.c      fleet mode: the etcd watch, host reports, site health
- *   api_*.c      the API handlers, one file per group of ops
+ *   api_*.c      the API handlers, one file per group of ops (api_conn.c:
+ *                the connection table)
  *   api.c        request parsing and dispatch to the ops tables
  *   reload.c     SIGHUP: the live settings again
  *   server.c     the UNIX socket server
@@ -53,6 +54,9 @@ struct shadow_vip {
 	uint8_t proto;
 	uint32_t flags;
 	enum xlb_encap encap;
+	uint16_t affinity_s;
+	uint8_t allow_cnt;
+	struct xlb_prefix allow[XLB_ALLOW_PER_VIP];
 	bool ring_known;
 	uint64_t ring_sig; /* what the ring was built from (see ring_signature()) */
 	uint32_t *ring;	   /* ring_size real ids, 0 = empty */
@@ -61,6 +65,8 @@ struct shadow_vip {
 struct shadow_real {
 	bool present;
 	struct xlb_ip addr;
+	bool draining;
+	uint32_t server_id;
 };
 
 enum health_state {
@@ -300,6 +306,7 @@ struct xlbd_op {
 extern const struct xlbd_op xlbd_ops_vip[];   /* api_vip.c: vip.* and real.* */
 extern const struct xlbd_op xlbd_ops_info[];  /* api_info.c: ping, stats, status, health, export */
 extern const struct xlbd_op xlbd_ops_apply[]; /* api_apply.c: apply */
+extern const struct xlbd_op xlbd_ops_conn[];  /* api_conn.c: conn.lookup/list/flush */
 extern const struct xlbd_op xlbd_ops_fleet[]; /* api_fleet.c: host.*, fleet.status */
 
 /* ---- api.c --------------------------------------------------------------- */

@@ -217,6 +217,8 @@ static struct xbpf_vm *user_null_vm(enum xbpf_engine_kind kind, struct xbpf_obje
 	return vm;
 }
 
+#define USER_TRIES 3
+
 /* `repeat` x (restore, run vm): ns in all. */
 static double user_loop(struct xbpf_vm *vm, struct xbpf_run_ctx *ctx, int repeat, uint64_t *ret_r0)
 {
@@ -253,8 +255,19 @@ static int user_time(const struct bench_case *c, int repeat, double *ret_ns, uin
 	if (err)
 		goto out;
 	xbpf_set_cpu(0); /* the CPU testbed_engine__test_run() (the warm-up run) uses */
-	t_null = user_loop(null_vm, ctx, repeat, &null_r0);
-	t_prog = user_loop(vm, ctx, repeat, &r0);
+	/*
+	 * The clock here is the wall clock: a preempted loop would count its
+	 * neighbour's time (the kernel's own timer leaves that out).  So each
+	 * loop runs USER_TRIES times, alternating, and the least disturbed of
+	 * each counts.
+	 */
+	t_null = t_prog = 1e300;
+	for (int k = 0; k < USER_TRIES; k++) {
+		double n = user_loop(null_vm, ctx, repeat, &null_r0), p = user_loop(vm, ctx, repeat, &r0);
+
+		t_null = n < t_null ? n : t_null;
+		t_prog = p < t_prog ? p : t_prog;
+	}
 	xbpf_run_ctx__free(ctx);
 	*ret_retval = (uint32_t)r0;
 	*ret_ns = (t_prog - t_null) / repeat;
@@ -276,12 +289,18 @@ static int in_place_time(const struct bench_case *c, int repeat, double *ret_ns,
 	return err;
 }
 
+/* Timed by user_time(): an XDP case on a userspace engine. */
+static bool user_engine(const struct bench_case *c)
+{
+	return (!c->type || c->type == XBPF_PROG_XDP) && testbed_engine__kind(c->engine) != TESTBED_ENGINE_KERNEL;
+}
+
 int bench_path__time(struct bench_path *bp, const struct bench_case *c, int repeat, double *ret_ns,
 		     char *why, size_t why_len)
 {
 	uint64_t before[BENCH_COUNTERS_MAX];
 	uint32_t retval = 0;
-	int err;
+	int err, runs;
 
 	if (!c || !c->engine || repeat < 1) {
 		snprintf(why, why_len, "bad case");
@@ -307,7 +326,9 @@ int bench_path__time(struct bench_path *bp, const struct bench_case *c, int repe
 		snprintf(why, why_len, "%s: returned %u, the named path returns %u", c->name, retval, c->retval);
 		return -EPROTO;
 	}
-	return counters_check(c, before, repeat, why, why_len);
+	/* the userspace engines ran the program USER_TRIES loops of `repeat` (see user_time) */
+	runs = user_engine(c) ? repeat * USER_TRIES : repeat;
+	return counters_check(c, before, runs, why, why_len);
 }
 
 void bench_path__interleave(struct bench_path *bp, const struct bench_case *cases, int n, int rounds,

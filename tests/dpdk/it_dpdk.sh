@@ -12,10 +12,12 @@
 #  - drain: established connections stay on the drained real, new ones avoid it;
 #  - kill -9 of xlb-dpdk, then of xlbd, during 24 long-lived connections
 #    per VIP: none is reset or moves to another real, the state is the same;
-#  - bad input while traffic flows: refused, nothing disturbed.
-# Usage: it_dpdk.sh PMD XLB_DPDK XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ
+#  - bad input while traffic flows: malformed changes through lbctl and
+#    malformed updates of the shared maps themselves (map_poke) are
+#    refused, nothing disturbed.
+# Usage: it_dpdk.sh PMD XLB_DPDK XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ MAP_POKE
 set -u
-PMD=$1 DPDK_BIN=$2 XLBD=$3 LBCTL=$4 DECAP=$5 LB_OBJ=$6 DECAP_OBJ=$7
+PMD=$1 DPDK_BIN=$2 XLBD=$3 LBCTL=$4 DECAP=$5 LB_OBJ=$6 DECAP_OBJ=$7 MAP_POKE=$8
 T=xlbt-dp-${PMD#af_}-$$
 here=$(dirname "$0")
 source "$here/../integration/it_lib.sh"
@@ -214,6 +216,7 @@ lbctl real add $VIP:80 10.10.11.2 weight 1 >/dev/null 2>&1 && fail "duplicate re
 lbctl real add $VIP:80 300.1.1.1 >/dev/null 2>&1 && fail "bad address accepted"
 lbctl real set-weight $VIP:80 "${REALS[1]}" 99999999999 >/dev/null 2>&1 && fail "bad weight accepted"
 lbctl vip add "[$VIP6]:80/tcp" encap frob >/dev/null 2>&1 && fail "bad encap accepted"
+"$MAP_POKE" "$DPDK_RUN/maps" || fail "a malformed map update was not refused"
 lbctl -j export > "$TOPO_TMP/after-bad.json"
 cmp -s "$TOPO_TMP/before.json" "$TOPO_TMP/after-bad.json" || fail "refused changes changed the state"
 hold_check "kill -9 xlbd" || fail "xlbd's restart disturbed established connections"
