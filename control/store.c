@@ -21,20 +21,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "store_impl.h"
-
-struct sqlite_store {
-	struct xlb_store base;
-	sqlite3 *db;
-	bool in_txn;
-};
+#include "store_sqlite.h"
 
 static const struct xlb_store_ops sqlite_ops;
-
-static struct sqlite_store *sqlite_of(struct xlb_store *s)
-{
-	return (struct sqlite_store *)s;
-}
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -63,18 +52,10 @@ static const char schema[] =
 	"INSERT OR IGNORE INTO meta VALUES('next_real_id', '1');"
 	"INSERT OR IGNORE INTO meta VALUES('revision', '0');";
 
-static int sql_err(struct sqlite_store *s, struct xlb_err *err, const char *what)
-{
-	int code = sqlite3_errcode(s->db);
-
-	return xlb_err_set(err, code == SQLITE_FULL ? -ENOSPC : code == SQLITE_BUSY ? -EBUSY : -EIO,
-			   "store: %s: %s", what, sqlite3_errmsg(s->db));
-}
-
 static int exec(struct sqlite_store *s, const char *sql, struct xlb_err *err)
 {
 	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		return sql_err(s, err, sql);
+		return xlb_sqlite_err(s, err, sql);
 	return 0;
 }
 
@@ -208,7 +189,7 @@ static int ext_put(struct sqlite_store *s, sqlite3_stmt *st, const char *kind, u
 	sqlite3_bind_int64(st, 2, id);
 	bind_text(st, 3, key);
 	bind_text(st, 4, value);
-	return sqlite3_step(st) == SQLITE_DONE ? 0 : sql_err(s, err, "insert ext");
+	return sqlite3_step(st) == SQLITE_DONE ? 0 : xlb_sqlite_err(s, err, "insert ext");
 }
 
 static int ext_save(struct sqlite_store *s, const struct xlb_state *state, struct xlb_err *err)
@@ -221,7 +202,7 @@ static int ext_save(struct sqlite_store *s, const struct xlb_state *state, struc
 	if (ret)
 		return ret;
 	if (sqlite3_prepare_v2(s->db, "INSERT INTO ext VALUES(?1,?2,?3,?4);", -1, &st, NULL) != SQLITE_OK)
-		return sql_err(s, err, "prepare");
+		return xlb_sqlite_err(s, err, "prepare");
 	for (size_t i = 0; !ret && i < state->vip_cnt; i++) {
 		const struct xlb_vip_cfg *v = &state->vips[i];
 
@@ -286,7 +267,7 @@ static int ext_load(struct sqlite_store *s, struct xlb_state *st, struct xlb_err
 	int ret = 0;
 
 	if (sqlite3_prepare_v2(s->db, "SELECT kind, id, key, value FROM ext;", -1, &q, NULL) != SQLITE_OK)
-		return sql_err(s, err, "prepare");
+		return xlb_sqlite_err(s, err, "prepare");
 	while (!ret && sqlite3_step(q) == SQLITE_ROW) {
 		const char *kind = (const char *)sqlite3_column_text(q, 0);
 		uint32_t id = (uint32_t)sqlite3_column_int64(q, 1);
@@ -328,7 +309,7 @@ static int sqlite_save(struct xlb_store *base, const struct xlb_state *state, st
 			       NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "UPDATE meta SET value=?1 WHERE key='next_real_id';", -1,
 			       &mst, NULL) != SQLITE_OK) {
-		ret = sql_err(s, err, "prepare");
+		ret = xlb_sqlite_err(s, err, "prepare");
 		goto out;
 	}
 	for (size_t i = 0; i < state->vip_cnt; i++) {
@@ -350,7 +331,7 @@ static int sqlite_save(struct xlb_store *base, const struct xlb_state *state, st
 		sqlite3_bind_int(vst, 13, v->hc.fall);
 		bind_text(vst, 14, v->hc.via_encap ? "encap" : "direct");
 		if (sqlite3_step(vst) != SQLITE_DONE) {
-			ret = sql_err(s, err, "insert VIP");
+			ret = xlb_sqlite_err(s, err, "insert VIP");
 			goto out;
 		}
 		for (size_t j = 0; j < v->real_cnt; j++) {
@@ -363,7 +344,7 @@ static int sqlite_save(struct xlb_store *base, const struct xlb_state *state, st
 			sqlite3_bind_int64(rst, 4, r->weight);
 			bind_text(rst, 5, xlb_real_state_name(r->state));
 			if (sqlite3_step(rst) != SQLITE_DONE) {
-				ret = sql_err(s, err, "insert real");
+				ret = xlb_sqlite_err(s, err, "insert real");
 				goto out;
 			}
 		}
@@ -371,7 +352,7 @@ static int sqlite_save(struct xlb_store *base, const struct xlb_state *state, st
 	snprintf(buf, sizeof(buf), "%u", state->next_real_id);
 	bind_text(mst, 1, buf);
 	if (sqlite3_step(mst) != SQLITE_DONE)
-		ret = sql_err(s, err, "update meta");
+		ret = xlb_sqlite_err(s, err, "update meta");
 	if (!ret)
 		ret = ext_save(s, state, err);
 	if (!ret)
@@ -405,7 +386,7 @@ static int sqlite_load(struct xlb_store *base, struct xlb_state *ret_state, stru
 			       -1, &rst, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key='next_real_id';", -1, &mst,
 			       NULL) != SQLITE_OK) {
-		ret = sql_err(s, err, "prepare");
+		ret = xlb_sqlite_err(s, err, "prepare");
 		goto out;
 	}
 	if (sqlite3_step(mst) == SQLITE_ROW)
@@ -477,7 +458,7 @@ static int sqlite_load(struct xlb_store *base, struct xlb_state *ret_state, stru
 		}
 		if (ret != SQLITE_DONE) {
 			free(v.reals);
-			ret = sql_err(s, err, "read reals");
+			ret = xlb_sqlite_err(s, err, "read reals");
 			goto out;
 		}
 		vips = realloc(st.vips, (st.vip_cnt + 1) * sizeof(*vips));
@@ -490,7 +471,7 @@ static int sqlite_load(struct xlb_store *base, struct xlb_state *ret_state, stru
 		st.vips[st.vip_cnt++] = v;
 	}
 	if (ret != SQLITE_DONE) {
-		ret = sql_err(s, err, "read VIPs");
+		ret = xlb_sqlite_err(s, err, "read VIPs");
 		goto out;
 	}
 	ret = ext_load(s, &st, err);
@@ -522,7 +503,7 @@ static int sqlite_save_settings(struct xlb_store *base, const struct xlb_setting
 		 set->gw_mac[2], set->gw_mac[3], set->gw_mac[4], set->gw_mac[5]);
 	if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO settings VALUES(?1, ?2);", -1, &st,
 			       NULL) != SQLITE_OK)
-		return sql_err(s, err, "prepare");
+		return xlb_sqlite_err(s, err, "prepare");
 	{
 		struct {
 			const char *k;
@@ -563,7 +544,7 @@ static int sqlite_save_settings(struct xlb_store *base, const struct xlb_setting
 			bind_text(st, 1, kv[i].k);
 			bind_text(st, 2, kv[i].v);
 			if (sqlite3_step(st) != SQLITE_DONE)
-				ret = sql_err(s, err, "save settings");
+				ret = xlb_sqlite_err(s, err, "save settings");
 		}
 		sqlite3_finalize(st);
 		(void)sql;
@@ -587,7 +568,7 @@ static int sqlite_load_settings(struct xlb_store *base, struct xlb_settings *ret
 
 	xlb_settings_default(&set);
 	if (sqlite3_prepare_v2(s->db, "SELECT key, value FROM settings;", -1, &st, NULL) != SQLITE_OK)
-		return sql_err(s, err, "prepare");
+		return xlb_sqlite_err(s, err, "prepare");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *k = (const char *)sqlite3_column_text(st, 0);
 		const char *v = (const char *)sqlite3_column_text(st, 1);
@@ -634,107 +615,11 @@ static int sqlite_load_settings(struct xlb_store *base, struct xlb_settings *ret
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return sql_err(s, err, "read settings");
+		return xlb_sqlite_err(s, err, "read settings");
 	if (!rows)
 		return -ENOENT;
 	*ret_set = set;
 	return 0;
-}
-
-static int sqlite_save_health(struct xlb_store *base, uint32_t real_id, const struct xlb_ip *addr,
-			      int up, struct xlb_err *err)
-{
-	struct sqlite_store *s = sqlite_of(base);
-	sqlite3_stmt *st;
-	char a[64];
-	int rc;
-
-	if (up < 0) {
-		if (sqlite3_prepare_v2(s->db, "DELETE FROM health WHERE real_id = ?1;", -1, &st,
-				       NULL) != SQLITE_OK)
-			return sql_err(s, err, "prepare");
-		sqlite3_bind_int64(st, 1, real_id);
-	} else {
-		if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO health VALUES(?1, ?2, ?3);", -1,
-				       &st, NULL) != SQLITE_OK)
-			return sql_err(s, err, "prepare");
-		sqlite3_bind_int64(st, 1, real_id);
-		bind_text(st, 2, xlb_addr_str(addr, a, sizeof(a)));
-		sqlite3_bind_int(st, 3, up);
-	}
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : sql_err(s, err, "save health");
-}
-
-static int sqlite_load_health(struct xlb_store *base,
-			      void (*fn)(void *ctx, uint32_t real_id, const struct xlb_ip *addr, int up),
-			      void *ctx, struct xlb_err *err)
-{
-	struct sqlite_store *s = sqlite_of(base);
-	sqlite3_stmt *st;
-	int rc;
-
-	if (sqlite3_prepare_v2(s->db, "SELECT real_id, address, up FROM health;", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return sql_err(s, err, "prepare");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct xlb_ip a;
-		const char *t = (const char *)sqlite3_column_text(st, 1);
-
-		if (t && !xlb_addr_parse(t, &a))
-			fn(ctx, (uint32_t)sqlite3_column_int64(st, 0), &a, sqlite3_column_int(st, 2));
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : sql_err(s, err, "read health");
-}
-
-/* ---- meta values, revision, the ops table ------------------------------------ */
-
-int xlb_sqlite_meta_get(struct xlb_store *base, const char *key, uint64_t *ret)
-{
-	struct sqlite_store *s = sqlite_of(base);
-	sqlite3_stmt *st;
-	int r = -ENOENT;
-
-	if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key=?1;", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return -EIO;
-	bind_text(st, 1, key);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		*ret = (uint64_t)sqlite3_column_int64(st, 0);
-		r = 0;
-	}
-	sqlite3_finalize(st);
-	return r;
-}
-
-int xlb_sqlite_meta_set(struct xlb_store *base, const char *key, uint64_t v, struct xlb_err *err)
-{
-	struct sqlite_store *s = sqlite_of(base);
-	sqlite3_stmt *st;
-	int r = 0;
-
-	if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO meta VALUES(?1, ?2);", -1, &st,
-			       NULL) != SQLITE_OK)
-		return sql_err(s, err, "prepare");
-	bind_text(st, 1, key);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)v);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		r = sql_err(s, err, "update meta");
-	sqlite3_finalize(st);
-	return r;
-}
-
-static void sqlite_info(struct xlb_store *base, struct xlb_store_info *ret)
-{
-	struct sqlite_store *s = sqlite_of(base);
-	uint64_t rev = 0;
-
-	xlb_sqlite_meta_get(base, "revision", &rev);
-	*ret = (struct xlb_store_info){ .kind = "sqlite", .revision = rev, .seen_revision = rev,
-					};
-	snprintf(ret->where, sizeof(ret->where), "%s", sqlite3_db_filename(s->db, "main") ?: "");
 }
 
 static const struct xlb_store_ops sqlite_ops = {
@@ -747,7 +632,7 @@ static const struct xlb_store_ops sqlite_ops = {
 	.save = sqlite_save,
 	.commit = sqlite_commit,
 	.rollback = sqlite_rollback,
-	.info = sqlite_info,
-	.save_health = sqlite_save_health,
-	.load_health = sqlite_load_health,
+	.info = xlb_sqlite_info,
+	.save_health = xlb_sqlite_save_health,
+	.load_health = xlb_sqlite_load_health,
 };
