@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * API handlers that read: ping, stats (dataplane counters per VIP and real,
- * reasons, events, LRU), status (backend, interfaces, verifier, settings),
+ * reasons, events, LRU; ports and lcores where the backend has its own), status (backend, interfaces, verifier, settings),
  * health (probe state of every real) and export (the desired state in
  * apply's format).
  */
@@ -88,6 +88,12 @@ static int op_stats(struct xlbd_req *c)
 	}
 	free(st);
 	free(active);
+	{
+		json_t *io = xlbd_io_json(d);
+
+		if (io)
+			json_object_update_new(c->result, io);
+	}
 	return 0;
 }
 

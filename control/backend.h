@@ -66,6 +66,62 @@ struct xlb_dp_stats {
 	uint64_t new_flows;
 };
 
+/*
+ * Port and worker counters of a dataplane that has its own ports (the
+ * userspace backend's DPDK ports and lcores), X(field, doc).  The API,
+ * lbctl and the Prometheus endpoint name them by these fields.
+ */
+#define XLB_PORT_COUNTERS(X)                                                         \
+	X(rx_packets, "Packets a port received.")                                    \
+	X(rx_bytes, "Bytes a port received.")                                        \
+	X(rx_missed, "Packets a port dropped on receive for want of room.")          \
+	X(rx_errors, "Receive errors of a port.")                                    \
+	X(tx_packets, "Packets a port sent.")                                        \
+	X(tx_bytes, "Bytes a port sent.")                                            \
+	X(tx_errors, "Transmit errors of a port.")
+#define XLB_LCORE_COUNTERS(X)                                                        \
+	X(rx, "Packets a worker lcore received and ran the program on.")             \
+	X(tx, "XDP_TX verdicts of a worker lcore (sent back out of the port).")      \
+	X(redirect, "XDP_REDIRECT verdicts of a worker lcore (sent out of another port).") \
+	X(pass, "XDP_PASS verdicts of a worker lcore (to the host stack).")          \
+	X(drop, "XDP_DROP verdicts of a worker lcore.")                              \
+	X(aborted, "XDP_ABORTED and unknown verdicts of a worker lcore.")            \
+	X(tx_failed, "Verdicts a worker lcore could not send (queue full, no port).") \
+	X(bad_mbuf, "Packets a worker lcore dropped before the program (chained, too short).")
+
+#define XLB_PORT_CTR_ENUM(f, doc) XLB_PC_##f,
+#define XLB_LCORE_CTR_ENUM(f, doc) XLB_LC_##f,
+enum xlb_port_counter { XLB_PORT_COUNTERS(XLB_PORT_CTR_ENUM) XLB_PORT_CTR_CNT };
+enum xlb_lcore_counter { XLB_LCORE_COUNTERS(XLB_LCORE_CTR_ENUM) XLB_LCORE_CTR_CNT };
+#undef XLB_PORT_CTR_ENUM
+#undef XLB_LCORE_CTR_ENUM
+
+#define XLB_DP_MAX_PORTS 32
+#define XLB_DP_MAX_LCORES 128
+
+struct xlb_dp_io {
+	size_t port_cnt;
+	struct {
+		char name[48];
+		const char *role; /* "data" or "exception" */
+		uint32_t ifindex;
+		uint64_t ctr[XLB_PORT_CTR_CNT];
+	} port[XLB_DP_MAX_PORTS];
+	size_t lcore_cnt;
+	struct {
+		uint32_t index; /* the CPU of the per-CPU maps */
+		uint32_t lcore;
+		double load;	/* busy share of the last second */
+		uint64_t ctr[XLB_LCORE_CTR_CNT];
+	} lcore[XLB_DP_MAX_LCORES];
+};
+
+/* The counters' names (the X-macros' fields) and docs, by index. */
+extern const char *const xlb_port_counter_names[XLB_PORT_CTR_CNT];
+extern const char *const xlb_port_counter_docs[XLB_PORT_CTR_CNT];
+extern const char *const xlb_lcore_counter_names[XLB_LCORE_CTR_CNT];
+extern const char *const xlb_lcore_counter_docs[XLB_LCORE_CTR_CNT];
+
 struct xlb_backend;
 
 /* A VIP found in the dataplane when adopting it. */
@@ -130,6 +186,8 @@ struct xlb_backend_ops {
 	int (*vip_counters)(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret);
 	int (*real_counters)(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret);
 	int (*stats)(struct xlb_backend *be, struct xlb_dp_stats *ret);
+	/* Optional: the dataplane's own ports and worker lcores (-ENOENT: none known yet). */
+	int (*io_stats)(struct xlb_backend *be, struct xlb_dp_io *ret);
 	/* Status as a JSON object (caller decrefs). */
 	json_t *(*status)(struct xlb_backend *be);
 	/*

@@ -28,8 +28,6 @@
 
 #include "userspace.h"
 
-#define XLB_DPDK_RUN_DIR_DEFAULT "/run/xlb/dpdk"
-
 static bool maps_present(const struct userspace *u)
 {
 	char path[sizeof(u->maps_dir) + XBPF_MAP_NAME_LEN + 1];
@@ -138,7 +136,7 @@ static int verify_gate(struct userspace *u, struct xlb_err *err)
 static int userspace_open(struct xlb_backend *be, const struct xlb_backend_opts *opts,
 			  struct xlb_err *err)
 {
-	const char *dir = opts->run_dir ? opts->run_dir : XLB_DPDK_RUN_DIR_DEFAULT;
+	const char *dir = opts->run_dir ? opts->run_dir : XLB_DPDK_RUN_DIR;
 	struct userspace *u;
 	int ret;
 
@@ -224,5 +222,6 @@ const struct xlb_backend_ops xlb_backend_userspace_ops = {
 	.vip_counters = userspace_vip_counters,
 	.real_counters = userspace_real_counters,
 	.stats = userspace_stats,
+	.io_stats = userspace_io_stats,
 	.status = userspace_status,
 };

@@ -320,7 +320,7 @@ static const struct xlb_cli_opt settings[] = {
 	  .choices = backend_names, .complete = XLB_CLI_COMPLETE_WORDS },
 	{ "dpdk-run-dir", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(dpdk_run_dir), "DIR",
 	  "userspace backend: xlb-dpdk's run directory (its shared maps are in DIR/maps)",
-	  .def = "/run/xlb/dpdk", .complete = XLB_CLI_COMPLETE_DIR },
+	  .def = "/run/xlb-dpdk", .complete = XLB_CLI_COMPLETE_DIR },
 	{ "dpdk-wait", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(dpdk_wait_s), "SECONDS",
 	  "userspace backend: how long to wait at start for xlb-dpdk to create its maps",
 	  .def = "10", .max = 3600 },

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * What the backends share when they read a dataplane: the stats object
- * from the program's reason and event counters, and the verifier's verdict
- * as `lbctl status` names it.  Each backend brings its own way to sum one
+ * from the program's reason and event counters, the names of the port and
+ * lcore counters, and the verifier's verdict as `lbctl status` names it.  Each backend brings its own way to sum one
  * counter over the CPUs (per-CPU maps in the kernel or in shared memory).
  */
 #include <errno.h>
@@ -29,6 +29,15 @@ int xlb_dp_stats_read(struct xlb_backend *be, xlb_dp_counter_fn read, struct xlb
 	ret->new_flows = ret->event[XLB_EV_NEW_FLOW].packets;
 	return 0;
 }
+
+#define NAME(f, doc) #f,
+#define DOC(f, doc) doc,
+const char *const xlb_port_counter_names[XLB_PORT_CTR_CNT] = { XLB_PORT_COUNTERS(NAME) };
+const char *const xlb_port_counter_docs[XLB_PORT_CTR_CNT] = { XLB_PORT_COUNTERS(DOC) };
+const char *const xlb_lcore_counter_names[XLB_LCORE_CTR_CNT] = { XLB_LCORE_COUNTERS(NAME) };
+const char *const xlb_lcore_counter_docs[XLB_LCORE_CTR_CNT] = { XLB_LCORE_COUNTERS(DOC) };
+#undef NAME
+#undef DOC
 
 const char *xlb_verify_result_name(int result)
 {

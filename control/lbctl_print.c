@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend.h" /* the names of the port and lcore counters (dp_stats.c) */
 #include "lbctl.h"
 
 static const char *jstr(json_t *o, const char *k)
@@ -207,6 +208,47 @@ static double counter_rate(json_t *now, json_t *prev, const char *k, double dt)
 	       dt;
 }
 
+/* A column per counter name, upper case, '_' as '-'. */
+static void counter_heads(const char *const *names, int cnt)
+{
+	for (int c = 0; c < cnt; c++) {
+		char head[32];
+
+		snprintf(head, sizeof(head), "%s", names[c]);
+		for (char *p = head; *p; p++)
+			*p = *p == '_' ? '-' : (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+		printf(" %11s", head);
+	}
+	putchar('\n');
+}
+
+/* The ports and worker lcores of a backend that has its own (the userspace backend). */
+static void print_io(json_t *s)
+{
+	json_t *o;
+	size_t i;
+
+	if (!json_object_get(s, "ports"))
+		return;
+	printf("%-20s %-9s", "PORT", "ROLE");
+	counter_heads(xlb_port_counter_names, XLB_PORT_CTR_CNT);
+	json_array_foreach(json_object_get(s, "ports"), i, o) {
+		printf("%-20s %-9s", jstr(o, "name"), jstr(o, "role"));
+		for (int c = 0; c < XLB_PORT_CTR_CNT; c++)
+			printf(" %11lld", jint(o, xlb_port_counter_names[c]));
+		putchar('\n');
+	}
+	printf("%-6s %-6s %-6s", "LCORE", "CPU", "LOAD");
+	counter_heads(xlb_lcore_counter_names, XLB_LCORE_CTR_CNT);
+	json_array_foreach(json_object_get(s, "lcores"), i, o) {
+		printf("%-6lld %-6lld %5.1f%%", jint(o, "lcore"), jint(o, "index"),
+		       100 * json_real_value(json_object_get(o, "load")));
+		for (int c = 0; c < XLB_LCORE_CTR_CNT; c++)
+			printf(" %11lld", jint(o, xlb_lcore_counter_names[c]));
+		putchar('\n');
+	}
+}
+
 void lbctl_show_stats(json_t *s, json_t *prev)
 {
 	double dt = prev ? (double)(jint(s, "time_ns") - jint(prev, "time_ns")) / 1e9 : 0;
@@ -252,6 +294,7 @@ void lbctl_show_stats(json_t *s, json_t *prev)
 			i++;
 		}
 	printf(i ? "\n" : " none\n");
+	print_io(s);
 }
 
 void lbctl_show_verify(json_t *progs)

@@ -3,7 +3,8 @@
  * Prometheus text exposition (version 0.0.4) on a loopback HTTP port,
  * served by libmicrohttpd's own thread: per VIP and per real packets and
  * bytes, reals' health and ring membership, LRU hits/misses and hit ratio,
- * new flows, and every drop/pass reason by the dataplane's name for it.
+ * new flows, every drop/pass reason by the dataplane's name for it, and
+ * the ports and worker lcores of a backend that has its own (DPDK).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -53,6 +54,42 @@ static void bprintf(struct buf *b, const char *fmt, ...)
 			b->cap = cap;
 		}
 	}
+}
+
+/* The ports and worker lcores of a backend that has its own (the userspace backend's). */
+static void render_io(struct daemon *d, struct buf *b)
+{
+	struct xlb_dp_io *io;
+
+	if (!d->be.ops->io_stats || !(io = calloc(1, sizeof(*io))))
+		return;
+	if (d->be.ops->io_stats(&d->be, io)) {
+		free(io);
+		return;
+	}
+	for (int c = 0; c < XLB_PORT_CTR_CNT; c++) {
+		bprintf(b, "# HELP xlb_port_%s_total %s\n# TYPE xlb_port_%s_total counter\n",
+			xlb_port_counter_names[c], xlb_port_counter_docs[c], xlb_port_counter_names[c]);
+		for (size_t i = 0; i < io->port_cnt; i++)
+			bprintf(b, "xlb_port_%s_total{port=\"%s\",role=\"%s\"} %llu\n",
+				xlb_port_counter_names[c], io->port[i].name, io->port[i].role,
+				(unsigned long long)io->port[i].ctr[c]);
+	}
+	for (int c = 0; c < XLB_LCORE_CTR_CNT; c++) {
+		bprintf(b, "# HELP xlb_lcore_%s_total %s\n# TYPE xlb_lcore_%s_total counter\n",
+			xlb_lcore_counter_names[c], xlb_lcore_counter_docs[c],
+			xlb_lcore_counter_names[c]);
+		for (size_t i = 0; i < io->lcore_cnt; i++)
+			bprintf(b, "xlb_lcore_%s_total{lcore=\"%u\",cpu=\"%u\"} %llu\n",
+				xlb_lcore_counter_names[c], io->lcore[i].lcore, io->lcore[i].index,
+				(unsigned long long)io->lcore[i].ctr[c]);
+	}
+	bprintf(b, "# HELP xlb_lcore_load Busy share of a worker lcore over the last second.\n"
+		   "# TYPE xlb_lcore_load gauge\n");
+	for (size_t i = 0; i < io->lcore_cnt; i++)
+		bprintf(b, "xlb_lcore_load{lcore=\"%u\",cpu=\"%u\"} %.3f\n", io->lcore[i].lcore,
+			io->lcore[i].index, io->lcore[i].load);
+	free(io);
 }
 
 static void render(struct daemon *d, struct buf *b)
@@ -177,6 +214,7 @@ static void render(struct daemon *d, struct buf *b)
 			0.0,
 		(unsigned long long)st->new_flows, (unsigned long long)d->changes);
 	free(st);
+	render_io(d, b);
 }
 
 static mhd_result handle(void *cls, struct MHD_Connection *conn, const char *url,

@@ -93,6 +93,7 @@ bool userspace_dpdk_alive(const struct xlb_dpdk_status *st);
 int userspace_vip_counters(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret);
 int userspace_real_counters(struct xlb_backend *be, uint32_t id, struct xlb_counters *ret);
 int userspace_stats(struct xlb_backend *be, struct xlb_dp_stats *ret);
+int userspace_io_stats(struct xlb_backend *be, struct xlb_dp_io *ret);
 json_t *userspace_status(struct xlb_backend *be);
 
 #endif /* XLB_USERSPACE_H */

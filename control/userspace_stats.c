@@ -115,6 +115,47 @@ static json_t *lcores_json(struct userspace *u, uint32_t nr_lcores)
 	return lcores;
 }
 
+int userspace_io_stats(struct xlb_backend *be, struct xlb_dp_io *ret)
+{
+	struct userspace *u = be->priv;
+	struct xlb_dpdk_status st;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!userspace_dpdk_status(u, &st))
+		return -ENOENT;
+	for (uint32_t i = 0; i < st.nr_ports && i < XLB_DPDK_MAX_PORTS; i++) {
+		struct xlb_dpdk_port_stats p;
+		uint64_t *c = ret->port[ret->port_cnt].ctr;
+
+		if (xbpf_map__lookup(u->map[UM_DPDK_PORTS], &i, &p))
+			continue;
+		snprintf(ret->port[ret->port_cnt].name, sizeof(ret->port[0].name), "%.*s",
+			 (int)sizeof(p.name), p.name);
+		ret->port[ret->port_cnt].role = p.role == XLB_DPDK_PORT_EXCEPTION ? "exception" : "data";
+		ret->port[ret->port_cnt].ifindex = p.ifindex;
+		c[XLB_PC_rx_packets] = p.rx_packets, c[XLB_PC_rx_bytes] = p.rx_bytes;
+		c[XLB_PC_rx_missed] = p.rx_missed, c[XLB_PC_rx_errors] = p.rx_errors;
+		c[XLB_PC_tx_packets] = p.tx_packets, c[XLB_PC_tx_bytes] = p.tx_bytes;
+		c[XLB_PC_tx_errors] = p.tx_errors;
+		ret->port_cnt++;
+	}
+	for (uint32_t i = 0; i < st.nr_lcores && i < XLB_DPDK_MAX_LCORES; i++) {
+		struct xlb_dpdk_lcore_stats l;
+		uint64_t *c = ret->lcore[ret->lcore_cnt].ctr;
+
+		if (xbpf_map__lookup(u->map[UM_DPDK_LCORES], &i, &l))
+			continue;
+		ret->lcore[ret->lcore_cnt].index = i;
+		ret->lcore[ret->lcore_cnt].lcore = l.lcore_id;
+		ret->lcore[ret->lcore_cnt].load = (double)l.load_permille / 1000.0;
+		c[XLB_LC_rx] = l.rx, c[XLB_LC_tx] = l.tx, c[XLB_LC_redirect] = l.redirect;
+		c[XLB_LC_pass] = l.pass, c[XLB_LC_drop] = l.drop, c[XLB_LC_aborted] = l.aborted;
+		c[XLB_LC_tx_failed] = l.tx_failed, c[XLB_LC_bad_mbuf] = l.bad_mbuf;
+		ret->lcore_cnt++;
+	}
+	return 0;
+}
+
 json_t *userspace_status(struct xlb_backend *be)
 {
 	struct userspace *u = be->priv;

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * How xlbd shows its objects to the API, the logs and the metrics: VIP
- * names, VIP lookups by key object, and VIPs and reals as JSON with their
- * health and ring membership.
+ * names, VIP lookups by key object, VIPs and reals as JSON with their
+ * health and ring membership, and the dataplane's own ports and lcores.
  */
 #include <errno.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "xlbd.h"
 
@@ -124,4 +125,39 @@ const char *xlbd_vip_summary(const struct xlb_vip_cfg *v, char *buf, size_t len)
 	if (!v->allow_cnt)
 		snprintf(buf + n, n < len ? len - n : 0, " -");
 	return buf;
+}
+
+json_t *xlbd_io_json(struct daemon *d)
+{
+	struct xlb_dp_io *io;
+	json_t *ports, *lcores;
+
+	if (!d->be.ops->io_stats || !(io = calloc(1, sizeof(*io))))
+		return NULL;
+	if (d->be.ops->io_stats(&d->be, io)) {
+		free(io);
+		return NULL;
+	}
+	ports = json_array();
+	lcores = json_array();
+	for (size_t i = 0; i < io->port_cnt; i++) {
+		json_t *p = json_pack("{s:s, s:s, s:I}", "name", io->port[i].name, "role",
+				      io->port[i].role, "ifindex", (json_int_t)io->port[i].ifindex);
+
+		for (int c = 0; c < XLB_PORT_CTR_CNT; c++)
+			json_object_set_new(p, xlb_port_counter_names[c],
+					    json_integer((json_int_t)io->port[i].ctr[c]));
+		json_array_append_new(ports, p);
+	}
+	for (size_t i = 0; i < io->lcore_cnt; i++) {
+		json_t *l = json_pack("{s:I, s:I, s:f}", "index", (json_int_t)io->lcore[i].index,
+				      "lcore", (json_int_t)io->lcore[i].lcore, "load", io->lcore[i].load);
+
+		for (int c = 0; c < XLB_LCORE_CTR_CNT; c++)
+			json_object_set_new(l, xlb_lcore_counter_names[c],
+					    json_integer((json_int_t)io->lcore[i].ctr[c]));
+		json_array_append_new(lcores, l);
+	}
+	free(io);
+	return json_pack("{s:o, s:o}", "ports", ports, "lcores", lcores);
 }

@@ -177,7 +177,7 @@ int main(int argc, char **argv)
 		.pin_root = "/sys/fs/bpf/xlb",
 		.object = XLB_DATADIR "/balancer.bpf.o",
 		.backend = "kernel",
-		.dpdk_run_dir = "/run/xlb/dpdk",
+		.dpdk_run_dir = "/run/xlb-dpdk",
 		.dpdk_wait_s = 10,
 		.metrics_addr = "127.0.0.1",
 		.metrics_port = 9100,

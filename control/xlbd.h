@@ -256,6 +256,8 @@ int xlbd_ring_slots(struct daemon *d, const struct xlb_vip_cfg *v, uint32_t *ret
 json_t *xlbd_real_json(const struct daemon *d, const struct xlb_vip_cfg *v,
 		       const struct xlb_real_cfg *r, uint32_t slots);
 json_t *xlbd_vip_full_json(struct daemon *d, const struct xlb_vip_cfg *v);
+/* {"ports": [...], "lcores": [...]} of a backend with its own ports; NULL if it has none. */
+json_t *xlbd_io_json(struct daemon *d);
 
 /* ---- bird.c -------------------------------------------------------------- */
 

@@ -8,7 +8,7 @@
  * its maps, and either process may restart (even after kill -9) without the
  * other losing the connection table.  The kernel keeps its maps alive
  * through bpffs pins; here a map's storage is a file, normally on tmpfs
- * under a runtime directory (/run/xlb/dpdk/maps/NAME), mapped MAP_SHARED by
+ * under a runtime directory (/run/xlb-dpdk/maps/NAME), mapped MAP_SHARED by
  * every process that opens it, and alive as long as the file is.
  *
  * Design:

@@ -100,7 +100,7 @@ struct xbpf_map *xbpf_map__free(struct xbpf_map *map);
 /*
  * Shared maps, the userspace counterpart of bpffs pins: the map's storage
  * is the file `path` (normally on tmpfs under a runtime directory, e.g.
- * /run/xlb/dpdk/maps/NAME), mapped by every process that opens it, so one
+ * /run/xlb-dpdk/maps/NAME), mapped by every process that opens it, so one
  * process runs programs on the map while another programs it, and either
  * may restart (even after kill -9) and find the same contents.  With spec:
  * re-attach when the file holds a map of exactly this spec (and nr_cpus,

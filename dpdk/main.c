@@ -29,9 +29,32 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 
+#ifdef XLB_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
 #include "xlb_dpdk.h"
 
 struct xlb_dp *xlb_dp;
+
+void xlb_notify(const char *state)
+{
+#ifdef XLB_HAVE_SYSTEMD
+	sd_notify(0, state);
+#endif
+}
+
+/* Under systemd: watchdog on?  (WATCHDOG_USEC, for this pid.) */
+static bool watchdog_enabled(void)
+{
+#ifdef XLB_HAVE_SYSTEMD
+	uint64_t usec;
+
+	return sd_watchdog_enabled(0, &usec) > 0;
+#else
+	return false;
+#endif
+}
 
 static void on_signal(int sig)
 {
@@ -256,7 +279,7 @@ int main(int argc, char **argv)
 	static struct xlb_dp dp = {
 		.opts = {
 			.engine = XBPF_ENGINE_JIT,
-			.run_dir = "/run/xlb/dpdk",
+			.run_dir = XLB_DPDK_RUN_DIR,
 			.exception_port = -1,
 			.exception_out = -1,
 			.burst = 32,
@@ -303,6 +326,15 @@ int main(int argc, char **argv)
 	if (!dp.opts.quiet)
 		printf("xlb-dpdk: running (%u ports, %u workers)\n", dp.nr_ports, dp.nr_workers);
 	fflush(stdout);
+	dp.watchdog = watchdog_enabled();
+	{
+		char st[160];
+
+		snprintf(st, sizeof(st), "READY=1\nSTATUS=%u ports, %u worker lcore(s), %s, maps in %s/maps",
+			 dp.nr_ports, dp.nr_workers, xbpf_engine_name(xbpf_vm__engine(dp.vm)),
+			 dp.opts.run_dir);
+		xlb_notify(st);
+	}
 
 	if (dp.workers[0].lcore_id == rte_get_main_lcore()) {
 		/* single lcore: the worker loop does the main thread's duties; SIGALRM ends it */
@@ -328,6 +360,7 @@ int main(int argc, char **argv)
 		}
 		rte_eal_mp_wait_lcore();
 	}
+	xlb_notify("STOPPING=1");
 	xlb_publish(&dp);
 	if (!dp.opts.quiet)
 		print_summary(&dp);
@@ -338,5 +371,6 @@ out:
 		xbpf_run_ctx__free(dp.workers[i].ctx);
 	remove_runtime_dir();
 	free(eargv);
-	return err ? 1 : 0;
+	/* 78 (EX_CONFIG): no port to run on; the unit does not restart in a loop */
+	return err == -ENODEV ? 78 : err ? 1 : 0;
 }

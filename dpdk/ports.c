@@ -246,6 +246,8 @@ void xlb_publish(struct xlb_dp *dp)
 	uint32_t zero = 0;
 	unsigned int i;
 
+	if (dp->watchdog)
+		xlb_notify("WATCHDOG=1");
 	if (!xbpf_map__lookup(dp->status_map, &zero, &status)) {
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		status.running = !dp->stop;

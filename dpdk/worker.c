@@ -19,6 +19,7 @@
  * every port, so no TX queue is shared between lcores.
  */
 #include <linux/bpf.h>
+#include <time.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -139,7 +140,7 @@ int xlb_worker_main(void *arg)
 	struct xlb_dp *dp = xlb_dp;
 	struct rte_mbuf *pkts[XLB_DPDK_MAX_BURST];
 	bool main_duties = rte_lcore_id() == rte_get_main_lcore();
-	uint64_t last = rte_rdtsc(), publish = 0, hz = rte_get_tsc_hz();
+	uint64_t last = rte_rdtsc(), publish = 0, cpu_at = 0, hz = rte_get_tsc_hz();
 	unsigned int burst = dp->opts.burst, idle_rounds = 0;
 	void *r1;
 
@@ -178,6 +179,14 @@ int xlb_worker_main(void *arg)
 			wk->stats->busy_cycles += now - last;
 		wk->stats->total_cycles += now - last;
 		last = now;
+		/* the CPU time this thread got: on a shared host, less than the TSC's */
+		if (now - cpu_at > hz / 100) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+			wk->stats->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+			cpu_at = now;
+		}
 		if (main_duties) {
 			/* a single-lcore process also does the main thread's work */
 			xlb_exception_poll(dp);

@@ -77,6 +77,7 @@ struct xlb_dp {
 	struct xbpf_vm *vm;
 	struct xbpf_map *status_map, *port_map, *lcore_map;
 	volatile bool stop;
+	bool watchdog; /* systemd's watchdog is on: xlb_publish() feeds it */
 };
 
 /* ports.c */
@@ -95,6 +96,9 @@ void xlb_prog_unload(struct xlb_dp *dp);
 int xlb_worker_main(void *arg);
 /* Main lcore: host traffic from the exception port back to the wire. */
 void xlb_exception_poll(struct xlb_dp *dp);
+
+/* main.c: a state to systemd (sd_notify), when it started us with Type=notify. */
+void xlb_notify(const char *state);
 
 extern struct xlb_dp *xlb_dp;
 

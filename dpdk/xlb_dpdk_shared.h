@@ -11,6 +11,11 @@
 
 #include <stdint.h>
 
+/*
+ * The default run directory: its own (not under xlbd's /run/xlb, which
+ * systemd removes when xlbd stops), kept across restarts of xlb-dpdk.
+ */
+#define XLB_DPDK_RUN_DIR "/run/xlb-dpdk"
 #define XLB_DPDK_STATUS_MAP "xlb_dpdk_status"
 #define XLB_DPDK_PORT_MAP "xlb_dpdk_port_stats"
 #define XLB_DPDK_LCORE_MAP "xlb_dpdk_lcore_stats"
@@ -60,6 +65,7 @@ struct xlb_dpdk_lcore_stats {
 	uint64_t tsc_hz;
 	uint32_t load_permille; /* busy share of the last second (the main thread computes it) */
 	uint32_t pad;
+	uint64_t cpu_ns; /* CPU time the lcore's thread got (CLOCK_THREAD_CPUTIME_ID, ~10 ms fresh) */
 };
 
 #endif /* XLB_DPDK_SHARED_H */

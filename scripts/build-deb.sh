@@ -89,7 +89,8 @@ Description: L4 load balancer on XDP with its own eBPF verifier and JITs
  a durable desired state; lbctl is its operator CLI; xlb-decap prepares the
  reals; xbpf is the eBPF developer tool.
 CTL
-echo /etc/xlb/xlbd.yaml > "$stage/DEBIAN/conffiles"
+# Every file installed under /etc is a conffile (xlbd.yaml, xlb-dpdk.conf).
+(cd "$stage" && find etc -type f | sort | sed 's|^|/|') > "$stage/DEBIAN/conffiles"
 
 cat > "$stage/DEBIAN/postinst" <<'SH'
 #!/bin/sh
@@ -118,6 +119,7 @@ set -e
 if [ "$1" = remove ]; then
 	if [ -d /run/systemd/system ]; then
 		systemctl disable --now xlbd.service >/dev/null 2>&1 || true
+		systemctl disable --now xlb-dpdk.service >/dev/null 2>&1 || true
 	fi
 	/usr/sbin/xlbd --cleanup --config /etc/xlb/xlbd.yaml >/dev/null 2>&1 || true
 fi
@@ -126,7 +128,7 @@ cat > "$stage/DEBIAN/postrm" <<'SH'
 #!/bin/sh
 set -e
 if [ "$1" = purge ]; then
-	rm -rf /var/lib/xlb /run/xlb /sys/fs/bpf/xlb
+	rm -rf /var/lib/xlb /run/xlb /run/xlb-dpdk /sys/fs/bpf/xlb
 	rmdir /etc/xlb 2>/dev/null || true
 	if getent group xlb >/dev/null; then
 		groupdel xlb >/dev/null 2>&1 || true

@@ -40,6 +40,9 @@ dpdk_v6_up() {
 	ip -n "$T-sw" -6 route add "$VIP6/128" via $LB_ADDR6
 }
 
+# The CPUs this shell may run on, "0,1": an lcore mapped onto all of them floats.
+dpdk_cpus() { python3 -c 'import os; print(",".join(map(str, sorted(os.sched_getaffinity(0)))))'; }
+
 # dpdk_lb_start PMD [xlb-dpdk options...]: xlb-dpdk on l0 (PMD af_packet or
 # af_xdp) with the exception port, in the LB namespace; waits until it runs
 # and configures the host side of the exception port.
@@ -67,8 +70,9 @@ dpdk_lb_start() {
 	ip -n "$T-lb" addr flush dev l0
 	ip netns exec "$T-lb" sysctl -qw net.ipv6.conf.l0.disable_ipv6=1
 	: > "$TOPO_TMP/dpdk.log.new"
+	# one lcore, free to run on any CPU we may use (the EAL would pin -l 0 to CPU 0)
 	ip netns exec "$T-lb" "$DPDK_BIN" --no-huge -m 512 --no-pci --file-prefix="$DPDK_PREFIX" \
-		-l 0 --vdev="$vdev" --vdev="net_tap0,iface=$DPDK_TAP" -- \
+		--lcores="0@($(dpdk_cpus))" --vdev="$vdev" --vdev="net_tap0,iface=$DPDK_TAP" -- \
 		--obj "$LB_OBJ" --run-dir "$DPDK_RUN" --exception-port 1 --mbufs 4095 \
 		--idle-us 100 "$@" </dev/null >> "$TOPO_TMP/dpdk.log.new" 2>&1 &
 	DPDK_PID=$!

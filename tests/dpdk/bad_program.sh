@@ -14,8 +14,10 @@ tmp=$(mktemp -d /tmp/xlbt-dp-bad.XXXXXX)
 prefix=xlbtbad$$
 trap 'rm -rf "$tmp" /var/run/dpdk/$prefix' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# one lcore on every CPU we may use: not pinned (the EAL would pin -l 0 to CPU 0)
+cpus=$(python3 -c 'import os; print(",".join(map(str, sorted(os.sched_getaffinity(0)))))')
 run_dpdk() { # OBJ RUN_DIR ENGINE [DURATION]
-	timeout 60 "$dpdk" --no-huge -m 128 --no-pci --file-prefix=$prefix -l 0 --no-telemetry \
+	timeout 60 "$dpdk" --no-huge -m 128 --no-pci --file-prefix=$prefix --lcores="0@($cpus)" --no-telemetry \
 		--vdev=net_ring0 -- --obj "$1" --run-dir "$2" --engine "$3" --mbufs 1023 \
 		${4:+--duration $4}
 }

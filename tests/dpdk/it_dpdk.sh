@@ -45,7 +45,7 @@ dpdk_v6_up "$DECAP" "$DECAP_OBJ" || fail "IPv6 topology"
 dpdk_lb_start "$PMD" || fail "xlb-dpdk start"
 XLBD_SOCK=$TOPO_TMP/xlbd.sock XLBD_PINS=$TOPO_TMP/unused-pins
 mkdir -p "$TOPO_TMP/state"
-xlbd_start_userspace "$XLBD" || fail "xlbd start"
+xlbd_start_userspace "$XLBD" -m 9100 || fail "xlbd start"
 HC="hc http hc-interval 300 hc-timeout 250 hc-rise 1 hc-fall 3"
 lbctl vip add $VIP:80/tcp $HC || fail "vip add v4"
 lbctl vip add "[$VIP6]:80/tcp" $HC || fail "vip add v6"
@@ -110,11 +110,43 @@ for v in "$VIP" "[$VIP6]"; do
 	reqs=$(awk '/requests in/ {print $1}' "$TOPO_TMP/wrk")
 	[ "${reqs:-0}" -ge 500 ] || fail "wrk: only ${reqs:-0} requests through $v"
 done
+# Counters: the program's (as on the kernel path) and xlb-dpdk's own per
+# port and per lcore, through lbctl stats and the Prometheus endpoint.
 lbctl stats | tee "$TOPO_TMP/stats"
-pk=$(lbctl -j stats | json 'd["vips"][0]["counters"]["packets"]')
-[ "$pk" -gt 5000 ] || fail "VIP packet counter $pk too low"
-rx=$(lbctl -j status | json 'd["dataplane"]["dpdk"]["lcore_load"][0]["rx"]')
-[ "$rx" -ge "$pk" ] || fail "lcore rx $rx below the VIP's $pk packets"
+grep -q "^PORT .*RX-PACKETS" "$TOPO_TMP/stats" || fail "lbctl stats: no port table"
+grep -q "^LCORE .*REDIRECT" "$TOPO_TMP/stats" || fail "lbctl stats: no lcore table"
+lbctl -j stats > "$TOPO_TMP/stats.json"
+python3 - "$TOPO_TMP/stats.json" "net_${PMD}0" <<'PY' || fail "stats counters"
+import json, sys
+s = json.load(open(sys.argv[1]))
+vip_pk = sum(v['counters']['packets'] for v in s['vips'])
+ports = {p['name']: p for p in s['ports']}
+data, exc = ports[sys.argv[2]], ports['net_tap0']
+assert data['role'] == 'data' and exc['role'] == 'exception', ports
+l = s['lcores'][0]
+print('VIP packets', vip_pk, 'data port rx', data['rx_packets'], 'tx', data['tx_packets'],
+      'lcore', {k: l[k] for k in ('rx', 'tx', 'pass', 'drop', 'tx_failed')})
+assert vip_pk > 5000, vip_pk
+# every balanced packet came in on the data port and left by it (XDP_TX)
+assert data['rx_packets'] >= vip_pk and l['rx'] >= vip_pk and l['tx'] >= vip_pk, (vip_pk, data, l)
+assert data['tx_packets'] >= l['tx'] - l['tx_failed'], (data, l)
+# what the lcore received got exactly one verdict (a burst may be in flight: 64)
+verdicts = sum(l[k] for k in ('tx', 'redirect', 'pass', 'drop', 'aborted', 'bad_mbuf'))
+assert 0 <= l['rx'] - verdicts <= 64, (l['rx'], verdicts)
+# host traffic (ARP, ND, health probes' answers) went to the tap
+assert l['pass'] > 0 and exc['tx_packets'] > 0 and exc['rx_packets'] > 0, (l, exc)
+PY
+ip netns exec "$T-lb" curl -s --max-time 5 http://127.0.0.1:9100/metrics > "$TOPO_TMP/metrics" ||
+	fail "metrics endpoint"
+for m in "xlb_vip_packets_total{vip=\"$VIP\"" "xlb_reason_packets_total{reason=\"pass_not_ip\"}" \
+	"xlb_port_rx_packets_total{port=\"net_${PMD}0\",role=\"data\"}" \
+	"xlb_port_tx_packets_total{port=\"net_tap0\",role=\"exception\"}" \
+	'xlb_lcore_tx_total{lcore="0",cpu="0"}' 'xlb_lcore_pass_total{lcore="0",cpu="0"}' \
+	'xlb_lcore_load{lcore="0",cpu="0"}'; do
+	grep -qF "$m" "$TOPO_TMP/metrics" || fail "metrics lack $m"
+done
+grep -F 'xlb_lcore_tx_total{lcore="0",cpu="0"}' "$TOPO_TMP/metrics" | awk '{exit !($2 > 5000)}' ||
+	fail "metrics: lcore tx counter too low"
 
 step "health: r3's nginx stops, r3 leaves both rings; it starts, r3 is back"
 nginx_stop 3

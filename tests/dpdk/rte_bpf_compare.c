@@ -37,16 +37,7 @@
 #include "xbpf.h"
 #include "xbpf_engine.h"
 
-#define FRAME_MAX 128
-
-/* callfree.bpf.c's context */
-struct frame_rec {
-	uint64_t common;
-	uint8_t b[FRAME_MAX];
-	uint8_t len_lo, len_hi;
-};
-
-enum { C_SHORT = 1, C_NOT_IP, C_VLAN, C_V4, C_V6, C_V4_FRAG, C_V4_OPTS, C_OTHER_L4, C_MAX };
+#include "callfree.h"
 
 static int failures;
 
@@ -175,42 +166,6 @@ static void balancer(const char *path)
 
 /* ---- 2. the call-free program on both ---------------------------------------- */
 
-static void frame_set(struct frame_rec *f, const uint8_t *b, unsigned int len)
-{
-	memset(f, 0, sizeof(*f));
-	memcpy(f->b, b, len > FRAME_MAX ? FRAME_MAX : len);
-	f->len_lo = (uint8_t)len;
-	f->len_hi = (uint8_t)(len >> 8);
-}
-
-/* A valid frame of one kind, with random addresses and ports. */
-static unsigned int frame_valid(uint8_t *b, int kind)
-{
-	unsigned int len;
-
-	for (int i = 0; i < FRAME_MAX; i++)
-		b[i] = (uint8_t)rand();
-	switch (kind % 5) {
-	case 0: /* IPv4 TCP */
-	case 1: /* IPv4 UDP */
-		b[12] = 0x08, b[13] = 0x00, b[14] = 0x45, b[20] = 0x40, b[21] = 0;
-		b[23] = kind % 5 ? 17 : 6;
-		len = 54;
-		break;
-	case 2: /* IPv6 TCP */
-	case 3: /* IPv6 UDP */
-		b[12] = 0x86, b[13] = 0xdd, b[14] = 0x60;
-		b[20] = kind % 5 == 2 ? 6 : 17;
-		len = 74;
-		break;
-	default: /* 802.1Q */
-		b[12] = 0x81, b[13] = 0x00;
-		len = 64;
-		break;
-	}
-	return len;
-}
-
 static void callfree(const char *path, unsigned long frames)
 {
 	struct rte_bpf_prm prm = { .prog_arg = { .type = RTE_BPF_ARG_PTR,
@@ -245,12 +200,8 @@ static void callfree(const char *path, unsigned long frames)
 		uint64_t r[4];
 
 		/* a third as they are, the rest with a few bytes or the length changed */
-		if (i % 3) {
-			for (int k = rand() % 4; k >= 0; k--)
-				b[rand() % 60] = (uint8_t)rand();
-			if (rand() % 4 == 0)
-				len = (unsigned int)rand() % (FRAME_MAX + 40);
-		}
+		if (i % 3)
+			len = frame_mutate(b, len);
 		frame_set(&f, b, len);
 		r[0] = xbpf_vm__exec(interp, &f, 0);
 		r[1] = xbpf_vm__exec(jit, &f, 0);
