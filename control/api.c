@@ -2,7 +2,8 @@
 /*
  * The API's front door: one request line in, one response out.  The
  * request is checked (version, op, args: xlb_request_parse), the op looked
- * up in the handler tables of api_vip.c, api_info.c and api_apply.c, and
+ * up in the handler tables of api_vip.c, api_info.c, api_apply.c and
+ * api_fleet.c, and
  * run under the daemon lock.  A new op is one row in one of those tables.
  */
 #include <errno.h>
@@ -12,7 +13,7 @@
 #include "xlbd.h"
 
 static const struct xlbd_op *const op_tables[] = { xlbd_ops_vip, xlbd_ops_info, xlbd_ops_apply,
-						     xlbd_ops_conn };
+						     xlbd_ops_fleet, xlbd_ops_conn };
 
 static const struct xlbd_op *find_op(const char *name)
 {

@@ -243,6 +243,8 @@ _Static_assert(offsetof(struct xlb_settings, src4_plen) ==
 static const char *const verify_names[] = { "enforce", "warn", "off", NULL };
 static const char *const xdp_mode_names[] = { "auto", "dispatcher", "single", NULL };
 static const char *const backend_names[] = { "kernel", "userspace", NULL };
+static const char *const store_names[] = { "sqlite", "etcd", NULL };
+static const char *const health_policy_names[] = { "auto", "local", "site", NULL };
 static const char *const wait_names[] = { "probe", "none", NULL };
 static const char *const frag_names[] = { "balance", "drop", NULL };
 
@@ -347,6 +349,33 @@ static const struct xlb_cli_opt settings[] = {
 	  .def = XLB_SOCK_PATH_DEFAULT, .complete = XLB_CLI_COMPLETE_FILE },
 	{ "socket-group", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(sock_group), "GROUP",
 	  "group allowed to use the socket" },
+	{ "store", 0, XLB_CLI_ENUM, XLB_CLI_F_CONFIG, C(store), NULL,
+	  "where the desired state lives: sqlite (this host, in the state dir) or etcd (every host "
+	  "of a site; the state dir keeps this host's settings and a cache of the last good state)",
+	  .def = "sqlite", .choices = store_names },
+	{ "etcd-endpoints", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(etcd_endpoints), "URLS",
+	  "the etcd members, comma-separated (http://10.0.0.1:2379,http://10.0.0.2:2379)" },
+	{ "etcd-prefix", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(etcd_prefix), "PREFIX",
+	  "the site's keys in etcd: PREFIXstate, PREFIXhosts/NAME", .def = "/xlb/" },
+	{ "etcd-timeout", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(etcd_timeout_ms), "MS",
+	  "deadline of one etcd request (then the next member)", .def = "2000", .min = 100,
+	  .max = 60000 },
+	{ "host-name", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(host_name), "NAME",
+	  "this host's name in the site", .def = "the host name" },
+	{ "host-ttl", 0, XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(host_ttl_s), "S",
+	  "a host's report leaves the store this long after its xlbd stopped renewing it",
+	  .def = "3", .min = 2, .max = 600 },
+	{ "bird-socket", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(bird_socket), "PATH",
+	  "BIRD's control socket: announce the healthy VIPs through BIRD (off when unset)",
+	  .complete = XLB_CLI_COMPLETE_FILE },
+	{ "bird-include", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(bird_include), "FILE",
+	  "the routes file BIRD's config includes (protocols xlb_vips4 and xlb_vips6)",
+	  .def = "STATE_DIR/bird-vips.conf", .complete = XLB_CLI_COMPLETE_FILE },
+	{ "health-policy", 0, XLB_CLI_ENUM, XLB_CLI_F_CONFIG, C(health_policy), NULL,
+	  "what takes a real out of the ring: this host's probes (local), more than half of the "
+	  "site's hosts finding it down (site: identical rings on every host), or site with etcd "
+	  "and local otherwise (auto)",
+	  .def = "auto", .choices = health_policy_names },
 	{ "metrics-address", 0, XLB_CLI_STRING, XLB_CLI_F_CONFIG, C(metrics_addr), "ADDR",
 	  "listen address of the Prometheus endpoint (IPv4 or IPv6)", .def = "127.0.0.1" },
 	{ "metrics-port", 'm', XLB_CLI_UINT, XLB_CLI_F_CONFIG, C(metrics_port), "PORT",
@@ -418,9 +447,17 @@ static const struct xlb_cli_section sections[] = {
 	  "SIGTERM and SIGINT stop xlbd and leave the balancer attached with its maps pinned, "
 	  "so established connections survive a restart or an upgrade (xlbd --cleanup removes "
 	  "it)." },
+	{ "FLEET MODE",
+	  "With --store etcd every xlbd of a site runs one desired state, kept in etcd under "
+	  "--etcd-prefix, and reconciles from its watch; lbctl changes it through any xlbd, each "
+	  "change one etcd transaction.  With --bird-socket each xlbd announces its healthy VIPs "
+	  "through BIRD and withdraws them on lbctl host drain, on shutdown and when its "
+	  "dataplane is not attached.  See README.md, \"Scaling out\"." },
 	{ "FILES",
 	  "/etc/xlb/xlbd.yaml the config file\n\n/var/lib/xlb/xlb.db the store (SQLite, WAL "
-	  "mode)\n\n/run/xlb/xlbd.sock the API socket\n\n/sys/fs/bpf/xlb the pinned maps and "
+	  "mode; with etcd, this host's settings and the cached state)\n\n/var/lib/xlb/drained "
+	  "present while the host is drained\n\n/var/lib/xlb/bird-vips.conf the routes BIRD "
+	  "includes\n\n/run/xlb/xlbd.sock the API socket\n\n/sys/fs/bpf/xlb the pinned maps and "
 	  "programs" },
 	{ "EXIT STATUS", "0 stopped cleanly; 1 failed to start or serve; 2 usage or config error." },
 	{ "SEE ALSO", "lbctl(8), xbpf(1), systemd.service(5)" },

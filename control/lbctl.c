@@ -139,6 +139,14 @@ static const struct xlb_cli_opt apply_opts[] = {
 	{ 0 },
 };
 
+static const struct xlb_cli_opt drain_opts[] = {
+	{ "wait", 'w', XLB_CLI_FLAG, 0, F(wait), NULL,
+	  "return once no packet reached this host's VIPs for 2 s (the flows moved or ended)" },
+	{ "wait-timeout", 0, XLB_CLI_UINT, 0, F(wait_timeout), "SECONDS",
+	  "give up waiting after this long", .def = "60", .min = 1, .max = 86400 },
+	{ 0 },
+};
+
 static const struct xlb_cli_opt global_opts[] = {
 	{ "json", 'j', XLB_CLI_FLAG, 0, F(json), NULL, "print JSON (the daemon's answer)" },
 	{ "pretty", 'p', XLB_CLI_FLAG, 0, F(pretty), NULL, "indent JSON" },
@@ -208,6 +216,20 @@ static const struct xlb_cli_cmd commands[] = {
 	  apply_opts, 0, 0, .run = lbctl_apply },
 	{ "export", "", "Print the desired state in apply's format.", NULL, 0, 0,
 	  .run = lbctl_export },
+	{ "host drain", "",
+	  "Withdraw this host's routes (BIRD) and keep forwarding what still arrives; kept across "
+	  "restarts until host resume.",
+	  drain_opts, 0, 0, .run = lbctl_host_drain },
+	{ "host resume", "", "Announce this host's healthy VIPs again.", NULL, 0, 0,
+	  .run = lbctl_host_resume },
+	{ "host status", "",
+	  "This host: the state revision it runs, the store, its routes, BGP and BFD sessions, "
+	  "drain.",
+	  NULL, 0, 0, .run = lbctl_host_status },
+	{ "fleet status", "",
+	  "Every host of the site: revision, store, routes, sessions, drain, reals down, and the "
+	  "reals hosts disagree on.",
+	  NULL, 0, 0, .run = lbctl_fleet_status },
 	{ "help", "[OBJECT]", "Show this help, or an object's commands.", NULL, 0, 1,
 	  .run = lbctl_help },
 	{ 0 },
@@ -303,7 +325,7 @@ static int lbctl_help(void *ctx)
 int main(int argc, char **argv)
 {
 	struct lbctl c = { .sock = getenv("XLB_SOCKET") ?: XLB_SOCK_PATH_DEFAULT, .interval = 1,
-			   .timeout = 5 };
+			   .timeout = 5, .wait_timeout = 60 };
 	struct xlb_cli_optset sets[2] = { { global_opts, &c, NULL } };
 	char *args[argc + 1], err[256];
 	int used = 0, words = 0, nargs = 0, first;

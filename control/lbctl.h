@@ -5,6 +5,7 @@
  *   lbctl_rpc.c    talking to xlbd (one request, one answer), usage errors
  *   lbctl_print.c  the human tables (-j prints the daemon's JSON instead)
  *   lbctl_cmds.c   one handler per command
+ *   lbctl_fleet.c  the host and fleet commands, with their tables
  *   lbctl.c        the option and command tables (cli/xlb_cli.h) and main
  *
  * Adding a verb: a handler in lbctl_cmds.c, a row in lbctl.c's commands[]
@@ -57,6 +58,8 @@ struct lbctl {
 	bool allow_empty;
 	bool watch;
 	double interval;
+	bool wait;		/* host drain */
+	uint32_t wait_timeout; /* seconds */
 	/* the command, how often each of its rows was given, its arguments */
 	const struct xlb_cli_cmd *cmd;
 	unsigned char given[32];
@@ -120,5 +123,11 @@ int lbctl_health(void *ctx);
 int lbctl_verify(void *ctx);
 int lbctl_apply(void *ctx);
 int lbctl_export(void *ctx);
+
+/* lbctl_fleet.c */
+int lbctl_host_drain(void *ctx);
+int lbctl_host_resume(void *ctx);
+int lbctl_host_status(void *ctx);
+int lbctl_fleet_status(void *ctx);
 
 #endif /* LBCTL_H */

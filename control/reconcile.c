@@ -25,6 +25,11 @@
 
 #include "xlbd.h"
 
+bool xlbd_health_out(const struct real_health *h)
+{
+	return h->state == HEALTH_DOWN || (h->gated && h->state != HEALTH_UP);
+}
+
 bool xlbd_real_in_ring(const struct daemon *d, const struct xlb_vip_cfg *vip,
 		       const struct xlb_real_cfg *r)
 {
@@ -33,7 +38,8 @@ bool xlbd_real_in_ring(const struct daemon *d, const struct xlb_vip_cfg *vip,
 	if (vip->hc.type != XLB_HC_NONE && r->id < d->settings.max_reals) {
 		const struct real_health *h = &d->health[r->id];
 
-		if (h->state == HEALTH_DOWN || (h->gated && h->state != HEALTH_UP))
+		/* With the site's health policy the site's verdict counts, so every host's ring agrees. */
+		if (d->site_health ? h->site_down : xlbd_health_out(h))
 			return false;
 	}
 	return true;
@@ -267,7 +273,7 @@ static int remove_left(struct daemon *d, const struct xlb_state *target, const u
  * that is not ready takes no traffic.  Reals that were there keep their
  * verdict; an id now naming another address starts over.
  */
-static void mark_new_reals(struct daemon *d, const struct xlb_state *next)
+void xlbd_mark_new_reals(struct daemon *d, const struct xlb_state *next)
 {
 	for (size_t i = 0; i < next->vip_cnt; i++) {
 		const struct xlb_vip_cfg *v = &next->vips[i];
@@ -282,6 +288,8 @@ static void mark_new_reals(struct daemon *d, const struct xlb_state *next)
 			memset(&d->health[r->id], 0, sizeof(d->health[r->id]));
 			d->health[r->id].gated = !d->no_gate && d->cfg.new_real_wait == 0 &&
 						 v->hc.type != XLB_HC_NONE;
+			/* The site's verdict starts there too, until the hosts' reports come. */
+			d->health[r->id].site_down = d->health[r->id].gated;
 		}
 	}
 }
@@ -329,7 +337,7 @@ int xlbd_commit(struct daemon *d, struct xlb_state *next, const struct xlbd_peer
 	ret = xlb_state_validate(next, &d->settings, err);
 	if (ret)
 		goto out_free;
-	mark_new_reals(d, next);
+	xlbd_mark_new_reals(d, next);
 	ret = xlb_store__begin(d->store, err);
 	if (ret)
 		goto out_free;

@@ -21,12 +21,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "xlb_control.h"
+#include "store_sqlite.h"
 
-struct xlb_store {
-	sqlite3 *db;
-	bool in_txn;
-};
+static const struct xlb_store_ops sqlite_ops;
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -52,26 +49,19 @@ static const char schema[] =
 	" kind TEXT NOT NULL, id INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
 	" PRIMARY KEY(kind, id, key));"
 	"INSERT OR IGNORE INTO meta VALUES('schema_version', '1');"
-	"INSERT OR IGNORE INTO meta VALUES('next_real_id', '1');";
+	"INSERT OR IGNORE INTO meta VALUES('next_real_id', '1');"
+	"INSERT OR IGNORE INTO meta VALUES('revision', '0');";
 
-static int sql_err(struct xlb_store *s, struct xlb_err *err, const char *what)
-{
-	int code = sqlite3_errcode(s->db);
-
-	return xlb_err_set(err, code == SQLITE_FULL ? -ENOSPC : code == SQLITE_BUSY ? -EBUSY : -EIO,
-			   "store: %s: %s", what, sqlite3_errmsg(s->db));
-}
-
-static int exec(struct xlb_store *s, const char *sql, struct xlb_err *err)
+static int exec(struct sqlite_store *s, const char *sql, struct xlb_err *err)
 {
 	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		return sql_err(s, err, sql);
+		return xlb_sqlite_err(s, err, sql);
 	return 0;
 }
 
 struct xlb_store *xlb_store__open(const char *dir, struct xlb_err *err)
 {
-	struct xlb_store *s;
+	struct sqlite_store *s;
 	char path[4096];
 	int ret;
 
@@ -86,12 +76,9 @@ struct xlb_store *xlb_store__open(const char *dir, struct xlb_err *err)
 		errno = -ret;
 		return NULL;
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		xlb_err_set(err, -ENOMEM, "out of memory");
-		errno = ENOMEM;
+	s = xlb_store_alloc(sizeof(*s), &sqlite_ops, err);
+	if (!s)
 		return NULL;
-	}
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 						 SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
 		xlb_err_set(err, -EIO, "store: cannot open %s: %s", path,
@@ -125,7 +112,7 @@ struct xlb_store *xlb_store__open(const char *dir, struct xlb_err *err)
 			goto fail;
 		}
 	}
-	return s;
+	return &s->base;
 fail:
 	sqlite3_close(s->db);
 	free(s);
@@ -133,19 +120,22 @@ fail:
 	return NULL;
 }
 
-struct xlb_store *xlb_store__close(struct xlb_store *s)
+static void sqlite_rollback(struct xlb_store *base);
+
+static void sqlite_close(struct xlb_store *base)
 {
-	if (s) {
-		if (s->in_txn)
-			xlb_store__rollback(s);
-		sqlite3_close(s->db);
-		free(s);
-	}
-	return NULL;
+	struct sqlite_store *s = sqlite_of(base);
+
+	if (s->in_txn)
+		sqlite_rollback(base);
+	sqlite3_close(s->db);
+	free(s);
 }
 
-int xlb_store__begin(struct xlb_store *s, struct xlb_err *err)
+static int sqlite_begin(struct xlb_store *base, struct xlb_err *err)
 {
+	struct sqlite_store *s = sqlite_of(base);
+
 	if (s->in_txn)
 		return xlb_err_set(err, -EBUSY, "store: transaction already open");
 	if (exec(s, "BEGIN IMMEDIATE;", err))
@@ -154,22 +144,26 @@ int xlb_store__begin(struct xlb_store *s, struct xlb_err *err)
 	return 0;
 }
 
-int xlb_store__commit(struct xlb_store *s, struct xlb_err *err)
+static int sqlite_commit(struct xlb_store *base, struct xlb_err *err)
 {
+	struct sqlite_store *s = sqlite_of(base);
+
 	if (!s->in_txn)
 		return xlb_err_set(err, -EINVAL, "store: no transaction open");
 	if (exec(s, "COMMIT;", err)) {
 		int code = err ? err->code : -EIO;
 
-		xlb_store__rollback(s);
+		sqlite_rollback(base);
 		return code;
 	}
 	s->in_txn = false;
 	return 0;
 }
 
-void xlb_store__rollback(struct xlb_store *s)
+static void sqlite_rollback(struct xlb_store *base)
 {
+	struct sqlite_store *s = sqlite_of(base);
+
 	if (s->in_txn) {
 		sqlite3_exec(s->db, "ROLLBACK;", NULL, NULL, NULL);
 		s->in_txn = false;
@@ -187,7 +181,7 @@ static int col_parse_fail(struct xlb_err *err, const char *what, const char *val
  * The ext table: per VIP "affinity" (seconds) and "allow" (comma-separated
  * prefixes), per real "server_id"; only what differs from the default.
  */
-static int ext_put(struct xlb_store *s, sqlite3_stmt *st, const char *kind, uint32_t id,
+static int ext_put(struct sqlite_store *s, sqlite3_stmt *st, const char *kind, uint32_t id,
 		   const char *key, const char *value, struct xlb_err *err)
 {
 	sqlite3_reset(st);
@@ -195,10 +189,10 @@ static int ext_put(struct xlb_store *s, sqlite3_stmt *st, const char *kind, uint
 	sqlite3_bind_int64(st, 2, id);
 	bind_text(st, 3, key);
 	bind_text(st, 4, value);
-	return sqlite3_step(st) == SQLITE_DONE ? 0 : sql_err(s, err, "insert ext");
+	return sqlite3_step(st) == SQLITE_DONE ? 0 : xlb_sqlite_err(s, err, "insert ext");
 }
 
-static int ext_save(struct xlb_store *s, const struct xlb_state *state, struct xlb_err *err)
+static int ext_save(struct sqlite_store *s, const struct xlb_state *state, struct xlb_err *err)
 {
 	char buf[XLB_ALLOW_PER_VIP * 48], p[64];
 	sqlite3_stmt *st = NULL;
@@ -208,7 +202,7 @@ static int ext_save(struct xlb_store *s, const struct xlb_state *state, struct x
 	if (ret)
 		return ret;
 	if (sqlite3_prepare_v2(s->db, "INSERT INTO ext VALUES(?1,?2,?3,?4);", -1, &st, NULL) != SQLITE_OK)
-		return sql_err(s, err, "prepare");
+		return xlb_sqlite_err(s, err, "prepare");
 	for (size_t i = 0; !ret && i < state->vip_cnt; i++) {
 		const struct xlb_vip_cfg *v = &state->vips[i];
 
@@ -267,13 +261,13 @@ static int ext_apply(struct xlb_vip_cfg *v, struct xlb_real_cfg *r, const char *
 	return 0;
 }
 
-static int ext_load(struct xlb_store *s, struct xlb_state *st, struct xlb_err *err)
+static int ext_load(struct sqlite_store *s, struct xlb_state *st, struct xlb_err *err)
 {
 	sqlite3_stmt *q = NULL;
 	int ret = 0;
 
 	if (sqlite3_prepare_v2(s->db, "SELECT kind, id, key, value FROM ext;", -1, &q, NULL) != SQLITE_OK)
-		return sql_err(s, err, "prepare");
+		return xlb_sqlite_err(s, err, "prepare");
 	while (!ret && sqlite3_step(q) == SQLITE_ROW) {
 		const char *kind = (const char *)sqlite3_column_text(q, 0);
 		uint32_t id = (uint32_t)sqlite3_column_int64(q, 1);
@@ -296,8 +290,9 @@ static int ext_load(struct xlb_store *s, struct xlb_state *st, struct xlb_err *e
 	return ret;
 }
 
-int xlb_store__save(struct xlb_store *s, const struct xlb_state *state, struct xlb_err *err)
+static int sqlite_save(struct xlb_store *base, const struct xlb_state *state, struct xlb_err *err)
 {
+	struct sqlite_store *s = sqlite_of(base);
 	sqlite3_stmt *vst = NULL, *rst = NULL, *mst = NULL;
 	char buf[64];
 	int ret;
@@ -314,7 +309,7 @@ int xlb_store__save(struct xlb_store *s, const struct xlb_state *state, struct x
 			       NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "UPDATE meta SET value=?1 WHERE key='next_real_id';", -1,
 			       &mst, NULL) != SQLITE_OK) {
-		ret = sql_err(s, err, "prepare");
+		ret = xlb_sqlite_err(s, err, "prepare");
 		goto out;
 	}
 	for (size_t i = 0; i < state->vip_cnt; i++) {
@@ -336,7 +331,7 @@ int xlb_store__save(struct xlb_store *s, const struct xlb_state *state, struct x
 		sqlite3_bind_int(vst, 13, v->hc.fall);
 		bind_text(vst, 14, v->hc.via_encap ? "encap" : "direct");
 		if (sqlite3_step(vst) != SQLITE_DONE) {
-			ret = sql_err(s, err, "insert VIP");
+			ret = xlb_sqlite_err(s, err, "insert VIP");
 			goto out;
 		}
 		for (size_t j = 0; j < v->real_cnt; j++) {
@@ -349,7 +344,7 @@ int xlb_store__save(struct xlb_store *s, const struct xlb_state *state, struct x
 			sqlite3_bind_int64(rst, 4, r->weight);
 			bind_text(rst, 5, xlb_real_state_name(r->state));
 			if (sqlite3_step(rst) != SQLITE_DONE) {
-				ret = sql_err(s, err, "insert real");
+				ret = xlb_sqlite_err(s, err, "insert real");
 				goto out;
 			}
 		}
@@ -357,9 +352,11 @@ int xlb_store__save(struct xlb_store *s, const struct xlb_state *state, struct x
 	snprintf(buf, sizeof(buf), "%u", state->next_real_id);
 	bind_text(mst, 1, buf);
 	if (sqlite3_step(mst) != SQLITE_DONE)
-		ret = sql_err(s, err, "update meta");
+		ret = xlb_sqlite_err(s, err, "update meta");
 	if (!ret)
 		ret = ext_save(s, state, err);
+	if (!ret)
+		ret = exec(s, "UPDATE meta SET value=CAST(value AS INTEGER)+1 WHERE key='revision';", err);
 out:
 	sqlite3_finalize(vst);
 	sqlite3_finalize(rst);
@@ -372,8 +369,9 @@ static int col_parse_fail(struct xlb_err *err, const char *what, const char *val
 	return xlb_err_set(err, -EUCLEAN, "store: corrupt %s \"%.64s\"", what, val ? val : "(null)");
 }
 
-int xlb_store__load(struct xlb_store *s, struct xlb_state *ret_state, struct xlb_err *err)
+static int sqlite_load(struct xlb_store *base, struct xlb_state *ret_state, struct xlb_err *err)
 {
+	struct sqlite_store *s = sqlite_of(base);
 	sqlite3_stmt *vst = NULL, *rst = NULL, *mst = NULL;
 	struct xlb_state st;
 	int ret = 0;
@@ -388,7 +386,7 @@ int xlb_store__load(struct xlb_store *s, struct xlb_state *ret_state, struct xlb
 			       -1, &rst, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key='next_real_id';", -1, &mst,
 			       NULL) != SQLITE_OK) {
-		ret = sql_err(s, err, "prepare");
+		ret = xlb_sqlite_err(s, err, "prepare");
 		goto out;
 	}
 	if (sqlite3_step(mst) == SQLITE_ROW)
@@ -460,7 +458,7 @@ int xlb_store__load(struct xlb_store *s, struct xlb_state *ret_state, struct xlb
 		}
 		if (ret != SQLITE_DONE) {
 			free(v.reals);
-			ret = sql_err(s, err, "read reals");
+			ret = xlb_sqlite_err(s, err, "read reals");
 			goto out;
 		}
 		vips = realloc(st.vips, (st.vip_cnt + 1) * sizeof(*vips));
@@ -473,7 +471,7 @@ int xlb_store__load(struct xlb_store *s, struct xlb_state *ret_state, struct xlb
 		st.vips[st.vip_cnt++] = v;
 	}
 	if (ret != SQLITE_DONE) {
-		ret = sql_err(s, err, "read VIPs");
+		ret = xlb_sqlite_err(s, err, "read VIPs");
 		goto out;
 	}
 	ret = ext_load(s, &st, err);
@@ -488,9 +486,10 @@ out:
 	return ret;
 }
 
-int xlb_store__save_settings(struct xlb_store *s, const struct xlb_settings *set,
-			     struct xlb_err *err)
+static int sqlite_save_settings(struct xlb_store *base, const struct xlb_settings *set,
+				struct xlb_err *err)
 {
+	struct sqlite_store *s = sqlite_of(base);
 	char ifaces[XLB_MAX_IFACES * XLB_IFNAME_LEN + 8] = "", mac[32], sql[1024];
 	sqlite3_stmt *st;
 	int ret = 0;
@@ -504,7 +503,7 @@ int xlb_store__save_settings(struct xlb_store *s, const struct xlb_settings *set
 		 set->gw_mac[2], set->gw_mac[3], set->gw_mac[4], set->gw_mac[5]);
 	if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO settings VALUES(?1, ?2);", -1, &st,
 			       NULL) != SQLITE_OK)
-		return sql_err(s, err, "prepare");
+		return xlb_sqlite_err(s, err, "prepare");
 	{
 		struct {
 			const char *k;
@@ -545,7 +544,7 @@ int xlb_store__save_settings(struct xlb_store *s, const struct xlb_settings *set
 			bind_text(st, 1, kv[i].k);
 			bind_text(st, 2, kv[i].v);
 			if (sqlite3_step(st) != SQLITE_DONE)
-				ret = sql_err(s, err, "save settings");
+				ret = xlb_sqlite_err(s, err, "save settings");
 		}
 		sqlite3_finalize(st);
 		(void)sql;
@@ -559,16 +558,17 @@ int xlb_store__save_settings(struct xlb_store *s, const struct xlb_settings *set
 	return ret;
 }
 
-int xlb_store__load_settings(struct xlb_store *s, struct xlb_settings *ret_set,
-			     struct xlb_err *err)
+static int sqlite_load_settings(struct xlb_store *base, struct xlb_settings *ret_set,
+				struct xlb_err *err)
 {
+	struct sqlite_store *s = sqlite_of(base);
 	struct xlb_settings set;
 	sqlite3_stmt *st;
 	int rows = 0, rc;
 
 	xlb_settings_default(&set);
 	if (sqlite3_prepare_v2(s->db, "SELECT key, value FROM settings;", -1, &st, NULL) != SQLITE_OK)
-		return sql_err(s, err, "prepare");
+		return xlb_sqlite_err(s, err, "prepare");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *k = (const char *)sqlite3_column_text(st, 0);
 		const char *v = (const char *)sqlite3_column_text(st, 1);
@@ -615,55 +615,24 @@ int xlb_store__load_settings(struct xlb_store *s, struct xlb_settings *ret_set,
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return sql_err(s, err, "read settings");
+		return xlb_sqlite_err(s, err, "read settings");
 	if (!rows)
 		return -ENOENT;
 	*ret_set = set;
 	return 0;
 }
 
-int xlb_store__save_health(struct xlb_store *s, uint32_t real_id, const struct xlb_ip *addr,
-			   int up, struct xlb_err *err)
-{
-	sqlite3_stmt *st;
-	char a[64];
-	int rc;
-
-	if (up < 0) {
-		if (sqlite3_prepare_v2(s->db, "DELETE FROM health WHERE real_id = ?1;", -1, &st,
-				       NULL) != SQLITE_OK)
-			return sql_err(s, err, "prepare");
-		sqlite3_bind_int64(st, 1, real_id);
-	} else {
-		if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO health VALUES(?1, ?2, ?3);", -1,
-				       &st, NULL) != SQLITE_OK)
-			return sql_err(s, err, "prepare");
-		sqlite3_bind_int64(st, 1, real_id);
-		bind_text(st, 2, xlb_addr_str(addr, a, sizeof(a)));
-		sqlite3_bind_int(st, 3, up);
-	}
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : sql_err(s, err, "save health");
-}
-
-int xlb_store__load_health(struct xlb_store *s,
-			   void (*fn)(void *ctx, uint32_t real_id, const struct xlb_ip *addr, int up),
-			   void *ctx, struct xlb_err *err)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	if (sqlite3_prepare_v2(s->db, "SELECT real_id, address, up FROM health;", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return sql_err(s, err, "prepare");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct xlb_ip a;
-		const char *t = (const char *)sqlite3_column_text(st, 1);
-
-		if (t && !xlb_addr_parse(t, &a))
-			fn(ctx, (uint32_t)sqlite3_column_int64(st, 0), &a, sqlite3_column_int(st, 2));
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : sql_err(s, err, "read health");
-}
+static const struct xlb_store_ops sqlite_ops = {
+	.kind = "sqlite",
+	.close = sqlite_close,
+	.load = sqlite_load,
+	.load_settings = sqlite_load_settings,
+	.save_settings = sqlite_save_settings,
+	.begin = sqlite_begin,
+	.save = sqlite_save,
+	.commit = sqlite_commit,
+	.rollback = sqlite_rollback,
+	.info = xlb_sqlite_info,
+	.save_health = xlb_sqlite_save_health,
+	.load_health = xlb_sqlite_load_health,
+};

@@ -2,7 +2,7 @@
 /*
  * xlb_control.h - the control plane library shared by xlbd and lbctl:
  * weighted Maglev tables, the desired-state model, its durable store
- * (SQLite in WAL mode), the JSON codec for the API and for `apply` files
+ * (SQLite in WAL mode on one host, etcd for a site), the JSON codec for the API and for `apply` files
  * (JSON or YAML), and the client side of the xlbd socket protocol.
  *
  * Conventions: 0 / -errno returns; pointer functions return NULL and set
@@ -322,6 +322,110 @@ int xlb_store__save_health(struct xlb_store *store, uint32_t real_id, const stru
 int xlb_store__load_health(struct xlb_store *store,
 			   void (*fn)(void *ctx, uint32_t real_id, const struct xlb_ip *addr, int up),
 			   void *ctx, struct xlb_err *err);
+
+/* Where a store stands: the revision of the state it holds for this host. */
+struct xlb_store_info {
+	const char *kind; /* "sqlite" or "etcd" */
+	/* sqlite: commits counted; etcd: the state key's mod_revision. */
+	uint64_t revision;
+	uint64_t seen_revision;	   /* the newest seen in the store (refused ones too) */
+	uint64_t refused_revision; /* the last one refused (0: none), and why */
+	char refused_msg[240];
+	bool from_cache; /* etcd: started from the local cache, not from etcd */
+	char where[360]; /* the file, or the member and key */
+};
+void xlb_store__info(struct xlb_store *store, struct xlb_store_info *ret);
+
+/*
+ * The replicated store: etcd (store_etcd.c).  The whole state is one
+ * document under `prefix`"state"; a commit is one etcd txn that compares
+ * the key's revision with the one this host last saw (-ESTALE when another
+ * writer came first: nothing written); -EHOSTUNREACH when no member
+ * answers.  cache_dir keeps a SQLite store with this host's settings and
+ * the last good state, which load() falls back to when etcd is unreachable
+ * or holds a state that fails the document's checks.
+ */
+struct xlb_etcd_store_opts {
+	size_t sz;
+	const char *endpoints; /* "http://10.0.0.1:2379,http://10.0.0.2:2379" */
+	const char *prefix;    /* "/xlb/site/": keys under it */
+	const char *cache_dir;
+	const char *writer;    /* recorded in the documents this host writes */
+	uint32_t timeout_ms;   /* per request (0: 2000) */
+};
+struct xlb_store *xlb_store__open_etcd(const struct xlb_etcd_store_opts *opts,
+				       struct xlb_err *err);
+/* True for a replicated store (other writers; see adopt and seen). */
+bool xlb_store__replicated(const struct xlb_store *store);
+/* A state read from the store's watch that this host now runs, at revision rev. */
+int xlb_store__adopt(struct xlb_store *store, const struct xlb_state *st, uint64_t rev,
+		     struct xlb_err *err);
+/* Revision rev of the state was seen in the store; refused: why it was not run (or NULL). */
+void xlb_store__seen(struct xlb_store *store, uint64_t rev, const char *refused);
+
+/*
+ * The state document of the replicated store, with ids (state_doc.c):
+ * dump for writing (writer may be NULL; the time is recorded too); parse
+ * refuses anything but a complete, valid state (set NULL: the default
+ * limits); ret_meta (may be NULL) gets who wrote it and when.
+ */
+struct xlb_state_doc_meta {
+	char writer[64];	/* who wrote it ("" if unsaid) */
+	uint64_t written_at_ms; /* the writer's wall clock (0 if unsaid) */
+};
+char *xlb_state_doc_dump(const struct xlb_state *st, const char *writer);
+int xlb_state_doc_parse(const char *text, size_t len, const struct xlb_settings *set,
+			struct xlb_state *ret_state, struct xlb_state_doc_meta *ret_meta,
+			struct xlb_err *err);
+
+/* ---- etcd v3 client (JSON gateway over libcurl; etcd.c) ----------------- */
+
+struct xlb_etcd;
+
+struct xlb_etcd_kv {
+	char *key;   /* NUL-terminated */
+	char *value; /* value_len bytes, NUL-terminated too */
+	size_t value_len;
+	uint64_t create_revision;
+	uint64_t mod_revision;
+	uint64_t version;
+	uint64_t lease;
+};
+
+/* endpoints: comma-separated http(s) URLs of the members. One thread per handle. */
+struct xlb_etcd *xlb_etcd__new(const char *endpoints, uint32_t timeout_ms, struct xlb_err *err);
+struct xlb_etcd *xlb_etcd__free(struct xlb_etcd *etcd);
+/* The member the handle talks to now. */
+const char *xlb_etcd__endpoint(const struct xlb_etcd *etcd);
+/* One key, or (prefix) every key starting with key; ret_rev: the store's revision. */
+int xlb_etcd__get(struct xlb_etcd *etcd, const char *key, bool prefix,
+		  struct xlb_etcd_kv **ret_kvs, size_t *ret_cnt, uint64_t *ret_rev,
+		  struct xlb_err *err);
+void xlb_etcd_kvs_free(struct xlb_etcd_kv *kvs, size_t cnt);
+/* lease 0: none. */
+int xlb_etcd__put(struct xlb_etcd *etcd, const char *key, const void *value, size_t len,
+		  uint64_t lease, uint64_t *ret_rev, struct xlb_err *err);
+/* Put if the key's mod_revision is expect (0: absent); else -ESTALE and *ret_cur. */
+int xlb_etcd__put_if(struct xlb_etcd *etcd, const char *key, const void *value, size_t len,
+		     uint64_t expect_mod_rev, uint64_t *ret_rev, uint64_t *ret_cur_mod_rev,
+		     struct xlb_err *err);
+int xlb_etcd__del(struct xlb_etcd *etcd, const char *key, struct xlb_err *err);
+int xlb_etcd__lease_grant(struct xlb_etcd *etcd, uint32_t ttl_s, uint64_t *ret_id,
+			  struct xlb_err *err);
+/* -ENOENT when the lease expired meanwhile. */
+int xlb_etcd__lease_keepalive(struct xlb_etcd *etcd, uint64_t id, struct xlb_err *err);
+int xlb_etcd__lease_revoke(struct xlb_etcd *etcd, uint64_t id, struct xlb_err *err);
+/*
+ * Watch every key under prefix from start_rev: cb gets each event (deleted
+ * for a DELETE) with the revision of its message; a non-zero return ends
+ * the watch with that value.  Returns when *stop turns true (0), the
+ * stream breaks (-EHOSTUNREACH / -EPIPE; the next watch tries the next
+ * member) or start_rev was compacted (-ERANGE: read again, then watch).
+ */
+typedef int (*xlb_etcd_watch_cb)(void *ctx, bool deleted, const struct xlb_etcd_kv *kv,
+				 uint64_t rev);
+int xlb_etcd__watch(struct xlb_etcd *etcd, const char *prefix, uint64_t start_rev,
+		    xlb_etcd_watch_cb cb, void *ctx, volatile bool *stop, struct xlb_err *err);
 
 /* ---- JSON codec (jansson) ---------------------------------------------- */
 

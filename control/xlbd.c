@@ -8,7 +8,8 @@
  *  4. the desired state from the store, reconciled onto the dataplane
  *     (adopt.c: what the dataplane holds, and never wiping it by mistake);
  *     the config file's vips on an empty store;
- *  5. health checks and metrics, then the API until SIGTERM (server.c).
+ *  5. health checks, fleet mode (the store's watch, route announcement)
+ *     and metrics, then the API until SIGTERM (server.c).
  *
  * Stopping leaves the programs attached and the maps pinned (hitless
  * restart); --cleanup detaches and unpins instead.  See xlbd.h for the
@@ -175,6 +176,7 @@ static int load_state(struct daemon *d)
 
 static void daemon_free(struct daemon *d)
 {
+	xlbd_fleet_free(d); /* withdraws the routes first */
 	xlbd_metrics_stop(d);
 	xlbd_health_stop(d);
 	if (d->be_open)
@@ -216,6 +218,9 @@ int main(int argc, char **argv)
 		.dpdk_wait_s = 10,
 		.metrics_addr = "127.0.0.1",
 		.metrics_port = 9100,
+		.etcd_prefix = "/xlb/",
+		.etcd_timeout_ms = 2000,
+		.host_ttl_s = 3,
 		.api_max_request = XLB_API_MAX_REQUEST,
 		.api_max_clients = 4096,
 		.api_max_clients_per_uid = 64,
@@ -244,7 +249,7 @@ int main(int argc, char **argv)
 	}
 	if (!c->cleanup && xlbd_socket_in_use(c->sock))
 		goto out;
-	d->store = xlb_store__open(c->state_dir, &err);
+	d->store = xlbd_fleet_store_open(d, &err);
 	if (!d->store) {
 		xlbd_log(LOG_ERR, "%s", err.msg);
 		goto out;
@@ -283,6 +288,10 @@ int main(int argc, char **argv)
 
 	if (xlbd_health_start(d))
 		xlbd_log(LOG_WARNING, "health checker did not start, ignoring");
+	if (xlbd_fleet_start(d)) {
+		xlbd_log(LOG_ERR, "fleet mode did not start");
+		goto out;
+	}
 	d->metrics_port = c->metrics_port;
 	snprintf(d->metrics_addr, sizeof(d->metrics_addr), "%s", c->metrics_addr);
 	if (d->metrics_port && (r = xlbd_metrics_start(d))) {

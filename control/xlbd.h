@@ -8,6 +8,9 @@
  *   reconcile.c  shadow, Maglev rings, reconcile, transactions (commit)
  *   adopt.c      what the dataplane holds at start (adopt, refuse, reset)
  *   view.c       how VIPs and reals are shown (JSON objects, lookups)
+ *   bird.c       BIRD's control socket (configure, BGP and BFD sessions)
+ *   announce.c   route announcement through BIRD, host drain
+ *   fleet.c      fleet mode: the etcd watch, host reports, site health
  *   api_*.c      the API handlers, one file per group of ops (api_conn.c:
  *                the connection table)
  *   api.c        request parsing and dispatch to the ops tables
@@ -81,6 +84,8 @@ struct real_health {
 	uint64_t probes;
 	uint64_t failures;
 	char last_error[96];
+	/* --health-policy site: more than half of the site's hosts find it down */
+	bool site_down;
 };
 
 /* Who asked for a change (SO_PEERCRED), for the audit log. */
@@ -90,6 +95,9 @@ struct xlbd_peer {
 };
 
 /* ---- config.c ------------------------------------------------------------ */
+
+enum xlbd_store_kind { XLBD_STORE_SQLITE = 0, XLBD_STORE_ETCD = 1 };
+enum xlbd_health_policy { XLBD_HEALTH_AUTO = 0, XLBD_HEALTH_LOCAL = 1, XLBD_HEALTH_SITE = 2 };
 
 /* Everything xlbd is told at start: the settings table's fields. */
 struct xlbd_config {
@@ -119,6 +127,16 @@ struct xlbd_config {
 	bool resize; /* --resize-dataplane */
 	bool verbose;
 	bool help, man, completion, version;
+	/* fleet mode (fleet.c, announce.c) */
+	int store; /* enum xlbd_store_kind */
+	const char *etcd_endpoints;
+	const char *etcd_prefix;
+	uint32_t etcd_timeout_ms;
+	const char *host_name;
+	uint32_t host_ttl_s;
+	const char *bird_socket;
+	const char *bird_include;
+	int health_policy; /* enum xlbd_health_policy */
 	struct xlb_settings set;
 	/* Per row of the settings table: given by the config file or the command line. */
 	unsigned char given[64];
@@ -173,6 +191,11 @@ struct daemon {
 	uint16_t metrics_port;
 	char metrics_addr[64];
 	char sock_path[108];
+	/* fleet mode */
+	char host[64];	  /* this host's name in the site */
+	bool site_health; /* rings follow the site's health verdicts, not this host's */
+	struct xlbd_fleet *fleet;
+	struct xlbd_announce *announce;
 };
 
 /* ---- daemon.c ------------------------------------------------------------ */
@@ -193,6 +216,10 @@ void xlbd_signals_block(sigset_t *ret_mask);
 /* Make the dataplane hold `target` (rings from weights, states and health). Lock held. */
 int xlbd_reconcile(struct daemon *d, const struct xlb_state *target, struct xlb_err *err);
 /* True when the real counts in its VIP's ring. Lock held. */
+/* This host's probes say the real is out (down, or new and not probed up yet). */
+bool xlbd_health_out(const struct real_health *h);
+/* Reals `next` adds (or whose id names another address) start waiting for a probe. */
+void xlbd_mark_new_reals(struct daemon *d, const struct xlb_state *next);
 bool xlbd_real_in_ring(const struct daemon *d, const struct xlb_vip_cfg *vip,
 		       const struct xlb_real_cfg *r);
 /*
@@ -239,6 +266,36 @@ json_t *xlbd_vip_full_json(struct daemon *d, const struct xlb_vip_cfg *v);
 /* {"ports": [...], "lcores": [...]} of a backend with its own ports; NULL if it has none. */
 json_t *xlbd_io_json(struct daemon *d);
 
+/* ---- bird.c -------------------------------------------------------------- */
+
+/* `configure` on BIRD's control socket; -errno with why in err. */
+int xlbd_bird_configure(const char *sock, char *err, size_t errlen);
+/* {"bgp": [{name, state, info}], "bfd": [{peer, interface, state, ...}]}, NULL on error. */
+json_t *xlbd_bird_sessions(const char *sock, char *err, size_t errlen);
+
+/* ---- announce.c ----------------------------------------------------------- */
+
+int xlbd_announce_init(struct daemon *d);
+/* Dataplane check, drain progress, routes to BIRD, sessions (no lock held). */
+void xlbd_announce_tick(struct daemon *d);
+/* host drain / resume (lock held): routes withdrawn or announced before it returns. */
+int xlbd_announce_drain(struct daemon *d, bool drain, struct xlb_err *err);
+json_t *xlbd_announce_status(struct daemon *d); /* lock held */
+void xlbd_announce_shutdown(struct daemon *d); /* withdraw everything (no lock held) */
+void xlbd_announce_free(struct daemon *d);
+
+/* ---- fleet.c -------------------------------------------------------------- */
+
+/* The store the config names (SQLite or etcd); sets d->host and d->site_health. */
+struct xlb_store *xlbd_fleet_store_open(struct daemon *d, struct xlb_err *err);
+/* The watch and tick threads (after the state is loaded); stop withdraws and leaves. */
+int xlbd_fleet_start(struct daemon *d);
+void xlbd_fleet_stop(struct daemon *d);
+void xlbd_fleet_free(struct daemon *d);
+/* This host's report with its store's details; every host of the site (lock held). */
+json_t *xlbd_fleet_self(struct daemon *d);
+json_t *xlbd_fleet_hosts(struct daemon *d);
+
 /* ---- api_*.c ------------------------------------------------------------- */
 
 /* One request being handled; handlers run with d->lock held. */
@@ -259,6 +316,7 @@ extern const struct xlbd_op xlbd_ops_vip[];   /* api_vip.c: vip.* and real.* */
 extern const struct xlbd_op xlbd_ops_info[];  /* api_info.c: ping, stats, status, health, export */
 extern const struct xlbd_op xlbd_ops_apply[]; /* api_apply.c: apply */
 extern const struct xlbd_op xlbd_ops_conn[];  /* api_conn.c: conn.lookup/list/flush */
+extern const struct xlbd_op xlbd_ops_fleet[]; /* api_fleet.c: host.*, fleet.status */
 
 /* ---- api.c --------------------------------------------------------------- */
 

@@ -8,7 +8,8 @@ packages=(
 	# build
 	build-essential meson ninja-build pkg-config clang llvm lld
 	libbpf-dev libxdp-dev libelf-dev zlib1g-dev linux-libc-dev
-	libsqlite3-dev libmicrohttpd-dev libsystemd-dev libjansson-dev libyaml-dev dpdk-dev
+	libsqlite3-dev libmicrohttpd-dev libsystemd-dev libjansson-dev libyaml-dev libcurl4-openssl-dev
+	dpdk-dev
 	# kernel tooling
 	bpftool xdp-tools iproute2 ethtool
 	# arm64 cross build and emulation
@@ -18,6 +19,8 @@ packages=(
 	libclang-rt-14-dev systemd binutils strace
 	# packaging and the real-systemd test (dpkg-shlibdeps, systemd-nspawn, a Debian root)
 	dpkg-dev systemd-container debootstrap
+	# fleet mode: BGP announcement and the replicated store (tests run them in netns)
+	bird2 etcd-server etcd-client
 	# the kernel's own verifier selftests (test_verifier tables), read at test time
 	linux-source-6.1
 )
@@ -41,9 +44,12 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# nginx's package starts a server on :80; xlb's tests start their own.
-if command -v systemctl >/dev/null && systemctl is-active -q nginx 2>/dev/null; then
-	systemctl stop nginx || true
-	systemctl disable -q nginx || true
-fi
+# nginx's, bird2's and etcd-server's packages start their daemons (:80, a
+# BGP speaker, a member on :2379); xlb's tests start their own in netns.
+for unit in nginx bird etcd; do
+	if command -v systemctl >/dev/null && systemctl is-active -q $unit 2>/dev/null; then
+		systemctl stop $unit || true
+		systemctl disable -q $unit || true
+	fi
+done
 echo "install-deps: done"

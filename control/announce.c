@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Route announcement: what this host offers the router.  Several xlb hosts
+ * sit behind one router, which spreads flows over them by ECMP; each host
+ * tells the router which VIPs it serves through BIRD on the same host, and
+ * stops telling it when it should not get traffic.
+ *
+ * A host announces a VIP address (a /32 or /128) when
+ *   - at least one VIP on that address has a real in its ring,
+ *   - the host is not drained (`lbctl host drain`; kept across restarts in
+ *     <state dir>/drained),
+ *   - its dataplane is attached on every configured interface (checked
+ *     every 500 ms: a program someone detached withdraws the routes),
+ *   - xlbd is running (shutdown withdraws).
+ * The routes go to a file BIRD's config includes (two static protocols,
+ * xlb_vips4 and xlb_vips6, that the operator's BGP protocol exports), then
+ * BIRD reloads it (`configure` on its control socket); BIRD sends the
+ * updates and withdrawals to the router.  The file is rewritten only when
+ * the routes change.
+ *
+ * Graceful drain: the routes are withdrawn first, the dataplane keeps
+ * forwarding whatever still arrives (packets in flight, a router that has
+ * not converged), and the host reports "draining" until no packet reached
+ * its VIPs for DRAIN_QUIET_NS, then "drained".  The flows that moved find
+ * the same real on the other hosts, whose Maglev rings are byte-identical.
+ *
+ * Two threads write routes: the fleet thread's tick and the API (drain,
+ * resume).  Each computes its routes under the daemon lock with a
+ * generation number; BIRD is driven under the announcer's own io lock and
+ * an older generation never overwrites a newer one, so a tick computed
+ * before a drain cannot announce again after it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xlbd.h"
+
+#define DRAIN_QUIET_NS (2000ull * 1000 * 1000)
+#define DATAPLANE_CHECK_NS (500ull * 1000 * 1000)
+#define SESSIONS_EVERY_NS (1000ull * 1000 * 1000)
+#define RETRY_NS (1000ull * 1000 * 1000)
+
+enum drain_state { DRAIN_ACTIVE, DRAIN_DRAINING, DRAIN_DRAINED };
+static const char *const drain_names[] = { "active", "draining", "drained" };
+
+struct xlbd_announce {
+	pthread_mutex_t io; /* one BIRD exchange and file write at a time */
+	char sock[108];
+	char include[512];
+	char drained_file[512];
+	/* under the daemon lock */
+	uint64_t gen;
+	enum drain_state drain;
+	uint64_t drain_since_ns;
+	uint64_t last_traffic_ns;
+	uint64_t last_packets;
+	bool attached;
+	uint64_t attached_checked_ns;
+	char reason[80]; /* why a route set is empty */
+	json_t *routes;	 /* the prefixes of the last computation */
+	/* under io */
+	uint64_t applied_gen;
+	char *applied_text; /* what BIRD runs (NULL: nothing configured yet) */
+	bool pending;	    /* the last attempt failed: retry */
+	uint64_t last_try_ns;
+	char error[240];
+	uint64_t withdrawn_ns; /* when the last empty set was configured */
+	json_t *sessions;
+	uint64_t sessions_ns;
+	char sessions_error[200];
+};
+
+/* ---- what to announce (daemon lock held) ----------------------------------------------- */
+
+static bool dataplane_attached(struct daemon *d)
+{
+	json_t *st = d->be.ops->status(&d->be), *ifc;
+	bool all = true;
+	size_t i;
+
+	json_array_foreach(json_object_get(st, "interfaces"), i, ifc)
+		all &= json_is_true(json_object_get(ifc, "attached"));
+	json_decref(st);
+	return all;
+}
+
+static void prefix_str(const struct xlb_ip *a, char *buf, size_t len)
+{
+	char s[64];
+
+	snprintf(buf, len, "%s/%d", xlb_addr_str(a, s, sizeof(s)), a->family == AF_INET ? 32 : 128);
+}
+
+/* The include file's text for the current state; *ret_routes gets the prefixes. */
+static char *routes_text(struct daemon *d, struct xlbd_announce *a, json_t **ret_routes)
+{
+	json_t *routes = json_array();
+	char *text = NULL, p[80];
+	size_t len = 0;
+	FILE *f;
+
+	a->reason[0] = 0;
+	if (d->stopping)
+		snprintf(a->reason, sizeof(a->reason), "xlbd stopping");
+	else if (a->drain != DRAIN_ACTIVE)
+		snprintf(a->reason, sizeof(a->reason), "host %s", drain_names[a->drain]);
+	else if (!a->attached)
+		snprintf(a->reason, sizeof(a->reason), "dataplane not attached");
+	for (size_t i = 0; i < d->state.vip_cnt && !a->reason[0]; i++) {
+		const struct xlb_vip_cfg *v = &d->state.vips[i];
+		bool healthy = false, dup = false;
+		json_t *e;
+		size_t k;
+
+		for (size_t j = 0; j < v->real_cnt && !healthy; j++)
+			healthy = xlbd_real_in_ring(d, v, &v->reals[j]);
+		if (!healthy)
+			continue;
+		prefix_str(&v->addr, p, sizeof(p));
+		json_array_foreach(routes, k, e)
+			dup |= !strcmp(json_string_value(e), p);
+		if (!dup)
+			json_array_append_new(routes, json_string(p));
+	}
+	if (!a->reason[0] && !json_array_size(routes))
+		snprintf(a->reason, sizeof(a->reason), "no VIP has a real in its ring");
+	f = open_memstream(&text, &len);
+	if (!f) {
+		json_decref(routes);
+		return NULL;
+	}
+	fprintf(f, "# Generated by xlbd on host %s: the VIPs it announces. Do not edit;\n"
+		   "# rewritten and reloaded (birdc configure) when they change.\n"
+		   "# Export them over BGP: export where proto = \"xlb_vips4\";\n",
+		d->host);
+	for (int fam = 4; fam <= 6; fam += 2) {
+		json_t *e;
+		size_t k;
+
+		fprintf(f, "protocol static xlb_vips%d {\n\tipv%d;\n", fam, fam);
+		json_array_foreach(routes, k, e)
+			if ((strchr(json_string_value(e), ':') != NULL) == (fam == 6))
+				fprintf(f, "\troute %s via \"lo\";\n", json_string_value(e));
+		fprintf(f, "}\n");
+	}
+	fclose(f);
+	*ret_routes = routes;
+	return text;
+}
+
+/* ---- writing and reloading (no daemon lock) ------------------------------------------- */
+
+static int write_file(const char *path, const char *text, char *err, size_t errlen)
+{
+	char tmp[600];
+	size_t n = strlen(text);
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, text, n) != (ssize_t)n || fsync(fd) || close(fd) ||
+	    rename(tmp, path)) {
+		int e = -errno;
+
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp);
+		snprintf(err, errlen, "cannot write %.160s: %s", path, strerror(-e));
+		return e;
+	}
+	return 0;
+}
+
+/* Make BIRD run `text` (generation gen) unless a newer generation is applied. */
+static void apply(struct xlbd_announce *a, char *text, uint64_t gen)
+{
+	char err[240] = "";
+	bool empty;
+	int r = 0;
+
+	pthread_mutex_lock(&a->io);
+	if (gen <= a->applied_gen && !(a->pending && gen == a->applied_gen)) {
+		pthread_mutex_unlock(&a->io);
+		free(text);
+		return;
+	}
+	a->applied_gen = gen;
+	if (a->applied_text && !strcmp(a->applied_text, text) && !a->pending) {
+		pthread_mutex_unlock(&a->io);
+		free(text);
+		return;
+	}
+	if (a->pending && xlbd_now_ns() - a->last_try_ns < RETRY_NS && a->applied_text &&
+	    !strcmp(a->applied_text, text)) {
+		pthread_mutex_unlock(&a->io);
+		free(text);
+		return;
+	}
+	a->last_try_ns = xlbd_now_ns();
+	r = write_file(a->include, text, err, sizeof(err));
+	if (!r && a->sock[0])
+		r = xlbd_bird_configure(a->sock, err, sizeof(err));
+	empty = !strstr(text, "\troute ");
+	free(a->applied_text);
+	a->applied_text = text;
+	a->pending = r != 0;
+	if (r) {
+		if (strcmp(a->error, err))
+			xlbd_log(LOG_WARNING, "announce: %s (retrying)", err);
+		snprintf(a->error, sizeof(a->error), "%s", err);
+	} else {
+		if (a->error[0])
+			xlbd_log(LOG_NOTICE, "announce: BIRD reloaded again");
+		a->error[0] = 0;
+		if (empty)
+			a->withdrawn_ns = xlbd_now_ns();
+		xlbd_log(LOG_INFO, "announce: routes %s", empty ? "withdrawn" : "announced");
+	}
+	pthread_mutex_unlock(&a->io);
+}
+
+/* Compute under the lock, apply without it (or with it: the API holds it). */
+static void refresh(struct daemon *d, bool lock_held)
+{
+	struct xlbd_announce *a = d->announce;
+	json_t *routes = NULL;
+	uint64_t gen;
+	char *text;
+
+	if (!lock_held)
+		pthread_mutex_lock(&d->lock);
+	text = routes_text(d, a, &routes);
+	gen = ++a->gen;
+	if (text) {
+		json_decref(a->routes);
+		a->routes = routes;
+	}
+	if (!lock_held)
+		pthread_mutex_unlock(&d->lock);
+	if (text)
+		apply(a, text, gen);
+}
+
+/* ---- the public part --------------------------------------------------------------------------- */
+
+int xlbd_announce_init(struct daemon *d)
+{
+	struct xlbd_announce *a = calloc(1, sizeof(*a));
+	const struct xlbd_config *c = &d->cfg;
+
+	if (!a)
+		return -ENOMEM;
+	pthread_mutex_init(&a->io, NULL);
+	snprintf(a->sock, sizeof(a->sock), "%s", c->bird_socket ? c->bird_socket : "");
+	if (c->bird_include)
+		snprintf(a->include, sizeof(a->include), "%s", c->bird_include);
+	else
+		snprintf(a->include, sizeof(a->include), "%s/bird-vips.conf", c->state_dir);
+	snprintf(a->drained_file, sizeof(a->drained_file), "%s/drained", c->state_dir);
+	if (!access(a->drained_file, F_OK)) {
+		a->drain = DRAIN_DRAINED;
+		a->drain_since_ns = xlbd_now_ns();
+		xlbd_log(LOG_NOTICE, "host is drained (%s): announcing nothing until lbctl host resume",
+			 a->drained_file);
+	}
+	a->attached = true;
+	d->announce = a;
+	return 0;
+}
+
+void xlbd_announce_tick(struct daemon *d)
+{
+	struct xlbd_announce *a = d->announce;
+	uint64_t now = xlbd_now_ns();
+	bool read_sessions = false;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&d->lock);
+	if (now - a->attached_checked_ns >= DATAPLANE_CHECK_NS) {
+		bool att = dataplane_attached(d);
+
+		if (att != a->attached)
+			xlbd_log(att ? LOG_NOTICE : LOG_ERR, "dataplane %s: routes %s",
+				 att ? "attached again" : "no longer attached",
+				 att ? "announced again" : "withdrawn");
+		a->attached = att;
+		a->attached_checked_ns = now;
+	}
+	if (a->drain == DRAIN_DRAINING) {
+		uint64_t pk = 0;
+
+		for (size_t i = 0; i < d->state.vip_cnt; i++) {
+			struct xlb_counters k = { 0 };
+
+			d->be.ops->vip_counters(&d->be, d->state.vips[i].id, &k);
+			pk += k.packets;
+		}
+		if (pk != a->last_packets)
+			a->last_traffic_ns = now;
+		a->last_packets = pk;
+		if (now - a->last_traffic_ns >= DRAIN_QUIET_NS) {
+			a->drain = DRAIN_DRAINED;
+			xlbd_log(LOG_NOTICE, "host drained: no packet for %llu ms since the routes left",
+				 (unsigned long long)(DRAIN_QUIET_NS / 1000000));
+		}
+	}
+	pthread_mutex_unlock(&d->lock);
+	refresh(d, false);
+
+	pthread_mutex_lock(&a->io);
+	read_sessions = a->sock[0] && now - a->sessions_ns >= SESSIONS_EVERY_NS;
+	pthread_mutex_unlock(&a->io);
+	if (read_sessions) {
+		char err[200] = "";
+		json_t *s = xlbd_bird_sessions(a->sock, err, sizeof(err));
+
+		pthread_mutex_lock(&a->io);
+		json_decref(a->sessions);
+		a->sessions = s;
+		a->sessions_ns = now;
+		snprintf(a->sessions_error, sizeof(a->sessions_error), "%s", s ? "" : err);
+		pthread_mutex_unlock(&a->io);
+	}
+}
+
+int xlbd_announce_drain(struct daemon *d, bool drain, struct xlb_err *err)
+{
+	struct xlbd_announce *a = d->announce;
+	int fd;
+
+	if (drain && a->drain == DRAIN_ACTIVE) {
+		fd = open(a->drained_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return xlb_err_set(err, -errno, "cannot record the drain in %s: %s",
+					   a->drained_file, strerror(errno));
+		close(fd);
+		a->drain = DRAIN_DRAINING;
+		a->drain_since_ns = a->last_traffic_ns = xlbd_now_ns();
+		a->last_packets = UINT64_MAX;
+	} else if (!drain && a->drain != DRAIN_ACTIVE) {
+		if (unlink(a->drained_file) && errno != ENOENT)
+			return xlb_err_set(err, -errno, "cannot remove %s: %s", a->drained_file,
+					   strerror(errno));
+		a->drain = DRAIN_ACTIVE;
+		a->drain_since_ns = xlbd_now_ns();
+	}
+	refresh(d, true);
+	pthread_mutex_lock(&a->io);
+	if (a->pending && a->sock[0]) {
+		xlb_err_set(err, -EIO, "the drain is recorded but BIRD was not reloaded: %s (retrying)",
+			    a->error);
+		pthread_mutex_unlock(&a->io);
+		return err->code;
+	}
+	pthread_mutex_unlock(&a->io);
+	return 0;
+}
+
+json_t *xlbd_announce_status(struct daemon *d)
+{
+	struct xlbd_announce *a = d->announce;
+	uint64_t now = xlbd_now_ns();
+	json_t *j;
+
+	if (!a)
+		return json_null();
+	pthread_mutex_lock(&a->io);
+	j = json_pack("{s:s, s:s, s:O, s:s, s:s, s:s, s:f, s:b}", "bird",
+		      a->sock[0] ? a->sock : "off", "include", a->include,
+		      "routes", a->routes ? a->routes : json_array(),
+		      "reason", a->reason, "error", a->error, "drain", drain_names[a->drain],
+		      "drain_for_s", a->drain == DRAIN_ACTIVE ? 0.0 : (double)(now - a->drain_since_ns) / 1e9,
+		      "dataplane_attached", a->attached);
+	json_object_set_new(j, "state",
+			    json_string(a->pending ? "error" :
+					json_array_size(a->routes) ? "announced" : "withdrawn"));
+	if (a->sock[0])
+		json_object_set_new(j, "sessions",
+				    a->sessions ? json_deep_copy(a->sessions) :
+						  json_pack("{s:s}", "error", a->sessions_error));
+	pthread_mutex_unlock(&a->io);
+	return j;
+}
+
+void xlbd_announce_shutdown(struct daemon *d)
+{
+	if (d->announce)
+		refresh(d, false); /* d->stopping is set: the empty set */
+}
+
+void xlbd_announce_free(struct daemon *d)
+{
+	struct xlbd_announce *a = d->announce;
+
+	if (!a)
+		return;
+	json_decref(a->routes);
+	json_decref(a->sessions);
+	free(a->applied_text);
+	pthread_mutex_destroy(&a->io);
+	free(a);
+	d->announce = NULL;
+}
