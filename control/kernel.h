@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <syslog.h>
+#include <sys/stat.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -97,6 +98,7 @@ struct kernel {
 	char verify_msg[240];
 	json_t *verify_json;
 	struct kernel_image img;    /* balancer.bpf.o */
+	struct stat img_st;	    /* its file when read (status: has it changed since?) */
 	struct kernel_image hc_img; /* healthcheck.bpf.o */
 	json_t *hc_verify_json;
 	/* The dataplane's sizes: the settings' (kernel), xlb-dpdk's maps' (userspace). */

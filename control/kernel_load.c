@@ -131,8 +131,12 @@ int kernel_open_object(struct kernel *k, struct xlb_err *err)
 
 int kernel_load_object(struct kernel *k, struct xlb_err *err)
 {
-	int ret = kernel_gate(k, k->opts.obj_path, &k->img, &k->verify_json, k->verify_msg,
-			      sizeof(k->verify_msg), err);
+	int ret;
+
+	if (!k->img.buf && stat(k->opts.obj_path, &k->img_st))
+		memset(&k->img_st, 0, sizeof(k->img_st));
+	ret = kernel_gate(k, k->opts.obj_path, &k->img, &k->verify_json, k->verify_msg,
+			  sizeof(k->verify_msg), err);
 
 	k->verify_result = k->img.verify_result;
 	return ret ?: kernel_open_object(k, err);

@@ -6,9 +6,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "kernel.h"
 
@@ -86,18 +84,20 @@ static bool kernel_prog_running(const struct kiface *ifc, bool *ret_disp, bool *
 	return q.drv_prog_id == ifc->prog_id || q.skb_prog_id == ifc->prog_id;
 }
 
-/* Does the object file still hold the bytes that were verified and loaded? */
+/*
+ * Has the object file changed since it was read?  By its inode, size and
+ * mtime: status never reads the object again (the bytes verified are the
+ * bytes loaded, read once).
+ */
 static bool object_changed(const struct kernel *k)
 {
-	void *buf = NULL;
-	size_t len = 0;
-	bool changed;
+	struct stat st;
 
-	if (!k->img.buf || xlb_object_read(k->opts.obj_path, &buf, &len, NULL))
+	if (!k->img.buf || !k->img_st.st_ino || stat(k->opts.obj_path, &st))
 		return false;
-	changed = len != k->img.len || memcmp(buf, k->img.buf, len);
-	free(buf);
-	return changed;
+	return st.st_ino != k->img_st.st_ino || st.st_dev != k->img_st.st_dev ||
+	       st.st_size != k->img_st.st_size || st.st_mtim.tv_sec != k->img_st.st_mtim.tv_sec ||
+	       st.st_mtim.tv_nsec != k->img_st.st_mtim.tv_nsec;
 }
 
 json_t *kernel_status(struct xlb_backend *be)
