@@ -195,6 +195,8 @@ int kernel_load_object(struct kernel *k, struct xlb_err *err);
 /* kernel_upgrade.c */
 /* The pin root is on the host's bpffs (mounting /sys/fs/bpf if needed), or -ENOTSUP. */
 int kernel_bpffs_check(struct kernel *k, struct xlb_err *err);
+/* The fd of the map named `name` among a program's, or -errno. */
+int kernel_prog_map_fd(uint32_t prog_id, const char *name);
 /* An XDP program named xlb_balancer with xlb's maps. */
 bool kernel_is_ours(uint32_t prog_id);
 int kernel_repin_maps(struct kernel *k, uint32_t prog_id, struct xlb_err *err);

@@ -108,8 +108,7 @@ static int prog_info(int fd, struct bpf_prog_info *info, __u32 *ids, __u32 nids)
 	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
 }
 
-/* The fd of the map named `name` among the program's, or -ENOENT. */
-static int prog_map_fd(uint32_t prog_id, const char *name)
+int kernel_prog_map_fd(uint32_t prog_id, const char *name)
 {
 	struct bpf_prog_info info;
 	__u32 ids[64];
@@ -147,7 +146,7 @@ bool kernel_is_ours(uint32_t prog_id)
 	if (!named)
 		return false;
 	for (int m = 0; m < 2; m++) {
-		fd = prog_map_fd(prog_id, m ? "xlb_conns" : "xlb_vips");
+		fd = kernel_prog_map_fd(prog_id, m ? "xlb_conns" : "xlb_vips");
 		if (fd < 0)
 			return false;
 		close(fd);
@@ -167,7 +166,7 @@ int kernel_repin_maps(struct kernel *k, uint32_t prog_id, struct xlb_err *err)
 		snprintf(path, sizeof(path), "%s/maps/%s", k->pin_root, kernel_map_names[m]);
 		if (!access(path, F_OK))
 			continue;
-		fd = prog_map_fd(prog_id, kernel_map_names[m]);
+		fd = kernel_prog_map_fd(prog_id, kernel_map_names[m]);
 		if (fd < 0)
 			continue; /* a map this build has and the running one lacks: a layout change */
 		if (bpf_obj_pin(fd, path)) {
@@ -237,7 +236,7 @@ static int layout_check(struct kernel *k, struct xlb_err *err)
 static int carry_devmap(struct kernel *k, uint32_t old_prog_id, struct xlb_err *err)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(k->obj, "xlb_tx_ports");
-	int ofd = prog_map_fd(old_prog_id, "xlb_tx_ports"), ret = 0;
+	int ofd = kernel_prog_map_fd(old_prog_id, "xlb_tx_ports"), ret = 0;
 	__u32 n = 0;
 
 	if (!m || ofd < 0)
