@@ -7,7 +7,9 @@
 #     interface, no connection breaks, status shows the new tag running
 #     (the kernel's tag, read with bpftool, of the program attached);
 #     after a ring change the held connections keep their reals (the
-#     connection table was carried over).
+#     connection table was carried over).  A UDP flood to a UDP VIP runs
+#     across the switch; the LB stack's InAddrErrors count the VIP's
+#     packets that reached it, i.e. met no balancer: none may.
 #  2. A build whose xlb_vips key changed cannot be migrated: xlbd refuses
 #     before touching anything, and the running program keeps serving.
 #  3. kill -9 and every pin removed: the next start recognises xlb's own
@@ -19,6 +21,9 @@ XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5 ALT_OBJ=$6 BAD_OBJ=$7
 T=xlbt-d6-upg-$$
 source "$(dirname "$0")/it_lib.sh"
 it_begin
+# On failure too: stop the background loops before the topology goes.
+trap 'touch "$TOPO_TMP/stop" "$TOPO_TMP/stop_flood"; kill $(jobs -p) 2>/dev/null; wait
+	xlbd_teardown; topo_down; rm -rf "$TOPO_TMP"' EXIT
 
 prog_id() { lbctl -j status | python3 -c 'import json,sys; print(json.load(sys.stdin)["dataplane"]["interfaces"][0]["prog_id"])'; }
 # spread_loop FILE: new connections until the file "stop" appears; all must succeed.
@@ -39,7 +44,24 @@ it_up
 lbctl vip add $VIP:80/tcp || fail "vip add"
 lbctl real add $VIP:80 ${REALS[0]} weight 10 || fail "real add"
 lbctl real add $VIP:80 ${REALS[1]} weight 10 || fail "real add"
+lbctl vip add $VIP:53/udp || fail "udp vip add"
+lbctl real add $VIP:53/udp ${REALS[0]} || fail "udp real add"
 old=$(prog_id)
+# VIP packets that met no XDP program reach the LB's stack, which does not
+# forward (ip_forward 0) and has no VIP address: its Ip InAddrErrors.
+missed() { ip netns exec "$T-lb" python3 -c '
+l = [x.split() for x in open("/proc/net/snmp") if x.startswith("Ip:")]
+print(int(l[1][l[0].index("InAddrErrors")]))'; }
+# flood: UDP to the VIP as fast as one socket goes, until the file "stop_flood".
+flood() { ip netns exec "$T-cl" python3 -c '
+import os, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+n = 0
+while not os.path.exists(sys.argv[2]):
+    for _ in range(1000):
+        s.sendto(b"x" * 32, (sys.argv[1], 53))
+    n += 1000
+print(n)' $VIP "$TOPO_TMP/stop_flood"; }
 # The tag the kernel reports for the program attached to l0 (not xlbd's word).
 kernel_tag() { ip netns exec "$T-lb" bpftool -j net show dev l0 | python3 -c '
 import json, subprocess, sys
@@ -58,9 +80,19 @@ for _ in $(seq 300); do [ -e "$TOPO_TMP/ready" ] && break; sleep 0.1; done
 [ -e "$TOPO_TMP/ready" ] || fail "connections not established"
 spread_loop "$TOPO_TMP/spread1" &
 spreader=$!
+flood > "$TOPO_TMP/flood.n" &
+flooder=$!
+miss0=$(missed)
 sleep 0.5
+[ "$(missed)" = "$miss0" ] || fail "VIP packets reached the stack before the upgrade"
 xlbd_stop
 xlbd_start "$XLBD" "$ALT_OBJ" || fail "xlbd with the other build"
+sleep 0.2
+touch "$TOPO_TMP/stop_flood"
+wait $flooder
+miss=$(( $(missed) - miss0 ))
+echo "$(cat "$TOPO_TMP/flood.n") UDP packets sent to the VIP across the switch, $miss met no balancer"
+[ "$miss" = 0 ] || fail "$miss VIP packets met no balancer during the switch"
 new=$(prog_id)
 lbctl status | tee "$TOPO_TMP/status1"
 [ "$new" != "$old" ] || fail "the program was not replaced ($old)"
