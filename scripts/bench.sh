@@ -70,7 +70,8 @@ bench/control/bench_api.sh $b/control/xlbd $b/control/lbctl $b/control/xlb-decap
 	{ cat "$out/control.txt"; exit 1; }
 
 step "live veth Mpps, flows {1, 16k, 1M} x cores {1, 2} (lbgen, live_veth.sh)"
-seed_obj=$out/seeds/test_xdp_noinline.o
+# the seed as a load balancer: every flow forwarded by its ring (build-seed-progs.py)
+seed_obj=$out/seeds/test_xdp_noinline_fwd.o
 [ -f "$seed_obj" ] || seed_obj=-
 bench/live/live_veth.sh $b "$seed_obj" "$out/live" $pairs $secs
 

@@ -22,6 +22,15 @@ Adaptations (the programs' logic is left as it is):
   - the obsolete "version" section and the local bpf_printk (which clashes
     with libbpf's and is unused) are dropped.
 
+One variant is built beside them for the live benchmark only,
+test_xdp_noinline_fwd.o: the selftest made a forwarding load balancer, so
+that live traffic compares like with like.  Three selftest devices go:
+get_packet_dst()'s guard that passes only the harness packet's two hashes
+(every other flow would be counted at the VIP and dropped), encap_v4()'s
+final bpf_xdp_adjust_head() that takes the new outer header off again, and
+the end of process_packet() that writes the real's address over the frame
+and returns XDP_DROP: the variant sends the encapsulated packet (XDP_TX).
+
 Exit status: 0 built, 1 failure, 77 seeds absent (with the reason).
 """
 
@@ -36,6 +45,18 @@ SEEDS = {
     "test_l4lb_noinline": ("004-", "tools/testing/selftests/bpf/test_l4lb_noinline.c"),
     "test_xdp_noinline": ("005-", "tools/testing/selftests/bpf/test_xdp_noinline.c"),
 }
+
+# get_packet_dst()'s selftest guard: only the harness packet's hashes pass.
+# The selftest devices the forwarding variant drops (see the top): (what, pattern, replacement).
+FWD_EDITS = (
+    ("get_packet_dst()'s harness-hash guard",
+     re.compile(r"\n\tif \(hash != 0x358459b7[^;]*?0x2f4bc6bb[^;]*?\)\n\t\treturn 0;"), ""),
+    ("encap_v4()'s undo",
+     re.compile(r"\tif \(bpf_xdp_adjust_head\(xdp, \(int\)sizeof\(struct iphdr\)\)\)\n"
+                r"\t\treturn 0;\n\treturn 1;"), "\treturn 1;"),
+    ("process_packet()'s final drop",
+     re.compile(r"\t\*\(u32 \*\)data = dst->dst;\n\treturn XDP_DROP;"), "\treturn XDP_TX;"),
+)
 
 SECTION_RENAMES = {
     "l4lb-demo": "tc",
@@ -193,8 +214,18 @@ def main():
     os.makedirs(os.path.join(outdir, "gnu"), exist_ok=True)
     open(os.path.join(outdir, "gnu", "stubs-32.h"), "w").close()
 
+    builds = []
     for out, (_, path) in SEEDS.items():
         src = adapt(extract_new_file(patches[out], path), out)
+        builds.append((out, src))
+        if out == "test_xdp_noinline":
+            fwd = src
+            for what, pattern, repl in FWD_EDITS:
+                fwd, n = pattern.subn(repl, fwd)
+                if n != 1:
+                    die("test_xdp_noinline: %s found %d times (want 1)" % (what, n))
+            builds.append((out + "_fwd", fwd))
+    for out, src in builds:
         c_path = os.path.join(outdir, out + ".c")
         o_path = os.path.join(outdir, out + ".o")
         with open(c_path, "w") as f:

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # live_veth.sh - native XDP on veth, Mpps the load balancer handles, xlb vs
 # the seeds' test_xdp_noinline, over flows {1, 16k, 1M} and 1 or 2 sender
-# cores, runs interleaved (xlb, seed, xlb, seed ...).
+# cores, runs interleaved (xlb, seed, xlb, seed ...).  SEED_OBJ should be
+# build-seed-progs.py's test_xdp_noinline_fwd.o: the selftest's own build
+# drops every packet (after encapsulating the harness packet's hash only).
 #
 # Topology (names carry this shell's pid): lbgA in this namespace, lbgB in
 # netns lbgn, a veth pair with two queues each way.  lbgen (BPF_PROG_RUN

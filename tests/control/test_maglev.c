@@ -4,7 +4,9 @@
  * move when one of N reals leaves (and only a few of the others' slots),
  * a weight change moves little, the table is deterministic and does not
  * depend on the order the reals are listed in (identical desired state on
- * two hosts that added the reals in different orders: identical rings).
+ * two hosts that added the reals in different orders: identical rings),
+ * and every walk xlb_maglev_build can take (scalar, AVX2) gives, slot for
+ * slot, the ring of the textbook fill written out plainly below.
  */
 #include <errno.h>
 #include <math.h>
@@ -215,6 +217,132 @@ static void test_order_independent(void)
 	free(got);
 }
 
+/* ---- the textbook fill: the reference every walk must match ---------- */
+
+/* maglev.c's identity hash, written again: a change there must fail here. */
+static uint64_t ref_hash(const uint8_t *p, size_t len, uint64_t seed)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	h += 0x9e3779b97f4a7c15ULL;
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+	return h ^ (h >> 31);
+}
+
+static const struct xlb_maglev_real *ref_reals;
+
+/* Identity order: shorter first, then bytes, then the caller's index. */
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct xlb_maglev_real *x = &ref_reals[*(const size_t *)a];
+	const struct xlb_maglev_real *y = &ref_reals[*(const size_t *)b];
+	int c;
+
+	if (x->id_len != y->id_len)
+		return x->id_len < y->id_len ? -1 : 1;
+	c = memcmp(x->id, y->id, x->id_len);
+	if (c)
+		return c;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/*
+ * Round robin in identity order; at each visit a real earns its weight and,
+ * once its credit reaches the largest weight, walks its permutation
+ * (offset + pos * skip) % size to the first free slot.
+ */
+static void reference_fill(const struct xlb_maglev_real *reals, size_t n, uint32_t *ring,
+			   uint32_t size)
+{
+	size_t *order = calloc(n, sizeof(*order));
+	uint64_t *credit = calloc(n, sizeof(*credit)), *pos = calloc(n, sizeof(*pos)), max = 0;
+	uint32_t filled = 0;
+
+	for (uint32_t s = 0; s < size; s++)
+		ring[s] = XLB_RING_EMPTY;
+	for (size_t i = 0; i < n; i++) {
+		order[i] = i;
+		if (reals[i].weight > max)
+			max = reals[i].weight;
+	}
+	ref_reals = reals;
+	qsort(order, n, sizeof(*order), ref_cmp);
+	while (max && filled < size)
+		for (size_t k = 0; k < n && filled < size; k++) {
+			const struct xlb_maglev_real *r = &reals[order[k]];
+			uint64_t off = ref_hash(r->id, r->id_len, 0x6d61676c65763031ULL) % size;
+			uint64_t skip = ref_hash(r->id, r->id_len, 0x736b697070657232ULL) % (size - 1) + 1;
+			uint32_t s;
+
+			credit[order[k]] += r->weight;
+			if (!r->weight || credit[order[k]] < max)
+				continue;
+			credit[order[k]] -= max;
+			do
+				s = (uint32_t)((off + pos[order[k]]++ * skip) % size);
+			while (ring[s] != XLB_RING_EMPTY);
+			ring[s] = (uint32_t)order[k];
+			filled++;
+		}
+	free(order);
+	free(credit);
+	free(pos);
+}
+
+/* Random real sets (sizes, weights with zeros, IPv4/IPv6 identities, duplicates of none). */
+static void test_walks_match_reference(void)
+{
+	static const uint32_t sizes[] = { 13, 251, 4099, M };
+	static const enum xlb_maglev_impl impls[] = { XLB_MAGLEV_AUTO, XLB_MAGLEV_SCALAR,
+						      XLB_MAGLEV_AVX2 };
+	static const char *const names[] = { "auto", "scalar", "avx2" };
+	unsigned int seed = (unsigned int)time(NULL);
+	uint32_t *want = malloc(M * sizeof(*want)), *got = malloc(M * sizeof(*got));
+	static uint8_t addr[1000][16];
+	static struct xlb_maglev_real reals[1000];
+	int avx2_runs = 0;
+
+	srand(seed);
+	for (int t = 0; t < 24; t++) {
+		uint32_t size = sizes[t % 4];
+		size_t n = 1 + (size_t)rand() % (size < 1000 ? size - 1 : 1000);
+		uint32_t wmax = t % 3 == 0 ? 1 : t % 3 == 1 ? 100 : 100000;
+
+		for (size_t i = 0; i < n; i++) {
+			memset(addr[i], 0, 16);
+			addr[i][0] = i % 4 ? 10 : 0xfd;
+			addr[i][1] = (uint8_t)t;
+			addr[i][2] = (uint8_t)(i >> 8);
+			addr[i][3] = (uint8_t)i;
+			addr[i][15] = (uint8_t)rand();
+			reals[i].id = addr[i];
+			reals[i].id_len = i % 4 ? 4 : 16;
+			reals[i].weight = rand() % 8 == 0 ? 0 : 1 + (uint32_t)rand() % wmax;
+		}
+		reference_fill(reals, n, want, size);
+		for (size_t k = 0; k < sizeof(impls) / sizeof(impls[0]); k++) {
+			int ret = xlb_maglev_build_impl(reals, n, got, size, impls[k]);
+
+			if (ret == -EOPNOTSUPP && impls[k] == XLB_MAGLEV_AVX2)
+				continue;
+			avx2_runs += impls[k] == XLB_MAGLEV_AVX2;
+			CHECK(ret == 0, "%s walk: build (%d)", names[k], ret);
+			if (!ret && memcmp(want, got, size * sizeof(*got)))
+				CHECK(0, "%s walk, %zu reals, %u slots (seed %u): not the reference ring",
+				      names[k], n, size, seed);
+		}
+	}
+	if (!avx2_runs)
+		printf("maglev: this CPU has no AVX2: the AVX2 walk was not compared\n");
+	free(want);
+	free(got);
+}
+
 int main(void)
 {
 	test_weights();
@@ -222,6 +350,7 @@ int main(void)
 	test_reweight();
 	test_edges();
 	test_order_independent();
+	test_walks_match_reference();
 	if (failures) {
 		fprintf(stderr, "%d failure(s)\n", failures);
 		return 1;
