@@ -43,6 +43,7 @@ struct xlb_backend_opts {
 	bool resize;
 	/* --cleanup: whatever sizes the pinned dataplane has. */
 	bool any_size;
+	bool no_upgrade; /* adopt what runs and load nothing (xlbd --cleanup) */
 	const struct xlb_settings *settings;
 	/* Log callback (the daemon's), level as syslog's LOG_*. */
 	void (*log)(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

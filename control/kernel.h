@@ -3,8 +3,9 @@
  * kernel.h - private to the kernel backend (backend_kernel.c and its
  * kernel_*.c parts): the backend's object and what the parts share.
  *
- *   kernel_pin.c    attach and pin: bpffs, adoption of a running program,
- *                   verifier gate, load, libxdp attach, detach and unpin
+ *   kernel_load.c   verifier gate, opening the object with its pin paths
+ *   kernel_pin.c    attach and pin: adoption of a running program,
+ *                   libxdp attach, detach and unpin
  *   kernel_sizes.c  the maps' names and sizes: set at load, pins of other sizes refused
  *   kernel_maps.c   the maps: config, reals, VIPs and their rings
  *   kernel_hc.c     the healthcheck tc program (encapsulated probes)
@@ -16,6 +17,7 @@
  *                   xlb's shared maps on um[] (the userspace backend runs
  *                   kernel_maps.c, kernel_stats.c and kernel_conn.c over
  *                   xlb-dpdk's maps: backend_userspace.c, userspace.h)
+ *   kernel_upgrade.c  bpffs policy, recognising our program, hitless upgrade
  *   backend_kernel.c  open/close and the ops table (calls the others)
  */
 #ifndef XLB_KERNEL_H
@@ -25,6 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <syslog.h>
+#include <sys/stat.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -66,6 +69,8 @@ struct kiface {
 	bool native;
 	bool dispatcher;
 	bool egress_only; /* attached as a redirect target, not a balancing interface */
+	bool upgraded;	  /* its running program was replaced by this build at start */
+	__u8 tag[8];	  /* tag of prog_id, read while xlbd could (CAP_SYS_ADMIN) */
 	struct xdp_program *prog;
 };
 
@@ -84,6 +89,7 @@ struct kernel {
 	/* The userspace backend's maps (xlb-dpdk's shared maps) in place of fd[] (kernel_mapio.c). */
 	struct xbpf_map *um[KM_CNT];
 	int tx_fd; /* xlb_tx_ports (not pinned; see kernel_iface.c) */
+	__u8 obj_tag[8]; /* tag of the loaded object's program (zero: not loaded) */
 	struct kiface ifaces[2 * XLB_MAX_IFACES];
 	size_t iface_cnt;
 	int ncpus;
@@ -92,6 +98,7 @@ struct kernel {
 	char verify_msg[240];
 	json_t *verify_json;
 	struct kernel_image img;    /* balancer.bpf.o */
+	struct stat img_st;	    /* its file when read (status: has it changed since?) */
 	struct kernel_image hc_img; /* healthcheck.bpf.o */
 	json_t *hc_verify_json;
 	/* The dataplane's sizes: the settings' (kernel), xlb-dpdk's maps' (userspace). */
@@ -176,6 +183,30 @@ int kernel_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t p
 int kernel_vip_list(struct xlb_backend *be, struct xlb_dp_vip *ret, size_t max);
 int kernel_ring_get(struct xlb_backend *be, uint32_t vip_id, unsigned int half, uint32_t *ret_ring);
 int kernel_real_get(struct xlb_backend *be, uint32_t id, struct xlb_ip *ret_addr);
+
+/* kernel_load.c */
+uint32_t kernel_prog_id_of_fd(int fd);
+bool kernel_map_pinned(const char *name);
+int kernel_mkdir_p(const char *path);
+int kernel_open_object(struct kernel *k, struct xlb_err *err);
+/* The verifier gate and bpf_object__open_mem of the object, pins set (not loaded). */
+int kernel_load_object(struct kernel *k, struct xlb_err *err);
+
+/* kernel_upgrade.c */
+/* The pin root is on the host's bpffs (mounting /sys/fs/bpf if needed), or -ENOTSUP. */
+int kernel_bpffs_check(struct kernel *k, struct xlb_err *err);
+/* The fd of the map named `name` among a program's, or -errno. */
+int kernel_prog_map_fd(uint32_t prog_id, const char *name);
+/* An XDP program named xlb_balancer with xlb's maps. */
+bool kernel_is_ours(uint32_t prog_id);
+int kernel_repin_maps(struct kernel *k, uint32_t prog_id, struct xlb_err *err);
+/* Load this build over the pinned maps (refusing changed layouts before
+ * touching anything), replace the adopted interfaces' program where it
+ * differs, each in one step, and attach where nothing runs. */
+int kernel_upgrade(struct kernel *k, struct xlb_err *err);
+/* The tag of a program by fd (0), or -errno. */
+int kernel_prog_tag(int fd, __u8 tag[8]);
+void kernel_tag_str(const __u8 tag[8], char buf[17]);
 
 /* kernel_iface.c */
 /* An interface's MTU and MAC. */

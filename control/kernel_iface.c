@@ -43,39 +43,6 @@ int kernel_iface_info(const char *name, int *ret_mtu, uint8_t ret_mac[6])
 	return ret;
 }
 
-/* The devmap of the program running on ifindex (adoption: it is not pinned). */
-static int running_devmap(const struct kiface *ifc)
-{
-	struct bpf_prog_info info = { 0 };
-	__u32 len = sizeof(info), ids[64], nr = 64;
-	int pfd, fd = -ENOENT;
-
-	pfd = bpf_prog_get_fd_by_id(ifc->prog_id);
-	if (pfd < 0)
-		return -errno;
-	info.nr_map_ids = nr;
-	info.map_ids = (__u64)(unsigned long)ids;
-	if (bpf_obj_get_info_by_fd(pfd, &info, &len)) {
-		fd = -errno;
-		goto out;
-	}
-	for (__u32 i = 0; i < info.nr_map_ids && i < nr && fd < 0; i++) {
-		struct bpf_map_info mi = { 0 };
-		__u32 mlen = sizeof(mi);
-		int mfd = bpf_map_get_fd_by_id(ids[i]);
-
-		if (mfd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(mfd, &mi, &mlen) && !strcmp(mi.name, "xlb_tx_ports"))
-			fd = mfd;
-		else
-			close(mfd);
-	}
-out:
-	close(pfd);
-	return fd;
-}
-
 static int devmap_fd(struct kernel *k)
 {
 	struct bpf_map *m;
@@ -85,9 +52,10 @@ static int devmap_fd(struct kernel *k)
 	m = k->obj ? bpf_object__find_map_by_name(k->obj, "xlb_tx_ports") : NULL;
 	if (m && bpf_map__fd(m) >= 0)
 		k->tx_fd = dup(bpf_map__fd(m));
+	/* Adopted: the running program's (the devmap is not pinned). */
 	for (size_t i = 0; k->tx_fd < 0 && i < k->iface_cnt; i++)
 		if (k->ifaces[i].prog_id)
-			k->tx_fd = running_devmap(&k->ifaces[i]);
+			k->tx_fd = kernel_prog_map_fd(k->ifaces[i].prog_id, "xlb_tx_ports");
 	return k->tx_fd;
 }
 

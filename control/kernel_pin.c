@@ -3,14 +3,16 @@
  * The kernel backend, attach and pin.
  *
  * Hitless restart.  Maps are pinned under <pin root>/maps/<name> and each
- * interface's program under <pin root>/prog_<ifname>.  At start, if every
- * configured interface still runs the pinned program, xlbd adopts it: it
- * opens the pinned maps and touches nothing that packets see, so established
- * flows keep their reals and the LRU stays; the daemon then reconciles the
- * maps with its store.  Otherwise the object is loaded (libbpf reuses pinned
- * maps that match), pre-validated by xlb's verifier, and attached: natively,
- * else generic XDP with a warning; through libxdp's dispatcher, else in
- * libxdp's single-program mode.
+ * interface's program under <pin root>/prog_<ifname>.  At start, an
+ * interface that still runs xlb's program is adopted: the object is loaded
+ * over the pinned maps and, if it is the same build (same tag), dropped and
+ * nothing packets see is touched; if it is another build, it replaces the
+ * running program in one step (kernel_upgrade.c: the hitless upgrade).
+ * Established flows keep their reals and the LRU stays; the daemon then
+ * reconciles the maps with its store.  With nothing to adopt the object is
+ * loaded (libbpf reuses pinned maps that match), pre-validated by xlb's
+ * verifier, and attached: natively, else generic XDP with a warning;
+ * through libxdp's dispatcher, else in libxdp's single-program mode.
  */
 #include <errno.h>
 #include <limits.h>
@@ -19,78 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "kernel.h"
-
-#ifndef BPF_FS_MAGIC
-#define BPF_FS_MAGIC 0xcafe4a11
-#endif
-
-/*
- * Maps that are not pinned: the devmap (the kernel reports it with
- * BPF_F_RDONLY_PROG added, so libbpf refuses to re-use a pinned one) and the
- * BPF-private flood window.  Both are rebuilt with each load.
- */
-static bool map_pinned(const char *name)
-{
-	/* (internal maps are "<object>.rodata" and the like: never pinned) */
-	return strncmp(name, "xlb_", 4) == 0 && !strchr(name, '.') && strcmp(name, "xlb_tx_ports") &&
-	       strcmp(name, "xlb_flood");
-}
-
-static int mkdir_p(const char *path)
-{
-	char tmp[PATH_MAX];
-
-	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(tmp, 0700) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-/* The pin root must be on a bpffs; mount one there if not (e.g. inside `ip netns exec`). */
-static int ensure_bpffs(struct kernel *k, struct xlb_err *err)
-{
-	struct statfs sfs;
-	int ret;
-
-	ret = mkdir_p(k->pin_root);
-	if (ret)
-		return xlb_err_set(err, ret, "cannot create pin root %s: %s", k->pin_root,
-				   strerror(-ret));
-	if (statfs(k->pin_root, &sfs))
-		return xlb_err_set(err, -errno, "statfs %s: %s", k->pin_root, strerror(errno));
-	if (sfs.f_type == BPF_FS_MAGIC)
-		return 0;
-	if (mount("bpf", k->pin_root, "bpf", 0, "mode=0700"))
-		return xlb_err_set(err, -errno, "%s is not a bpffs and mounting one failed: %s",
-				   k->pin_root, strerror(errno));
-	klog(k, LOG_NOTICE, "mounted a bpffs on %s", k->pin_root);
-	return 0;
-}
-
-static uint32_t prog_id_of_fd(int fd)
-{
-	struct bpf_prog_info info = { 0 };
-	__u32 len = sizeof(info);
-
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return 0;
-	return info.id;
-}
 
 bool kernel_prog_attached(int ifindex, uint32_t prog_id, bool *ret_dispatcher, bool *ret_native)
 {
@@ -167,89 +101,6 @@ static int open_pinned_maps(struct kernel *k, struct xlb_err *err)
 	return 0;
 }
 
-int kernel_gate(struct kernel *k, const char *path, struct kernel_image *img,
-		json_t **ret_json, char *msg, size_t msglen, struct xlb_err *err)
-{
-	struct xlb_err verr = { 0 };
-	int ret;
-
-	if (!img->buf) {
-		ret = xlb_object_read(path, &img->buf, &img->len, err);
-		if (ret) {
-			snprintf(msg, msglen, "%s", err->msg);
-			return ret;
-		}
-	}
-	img->verify_result = 1;
-	if (k->opts.verify == XLB_VERIFY_OFF) {
-		snprintf(msg, msglen, "pre-validation turned off");
-		klog(k, LOG_WARNING, "%s: xlb verifier pre-validation turned off by configuration", path);
-		return 0;
-	}
-	ret = xlb_verify_object_mem(img->buf, img->len, path, ret_json, &verr);
-	img->verify_result = ret;
-	if (!ret) {
-		snprintf(msg, msglen, "every program of the object passed pre-validation");
-		klog(k, LOG_INFO, "xlb verifier accepted %s", path);
-		return 0;
-	}
-	snprintf(msg, msglen, "%s", verr.msg);
-	if (ret == -ENOTSUP) {
-		klog(k, LOG_WARNING, "%s, loading %s without pre-validation", verr.msg, path);
-		return 0;
-	}
-	if (k->opts.verify == XLB_VERIFY_WARN) {
-		klog(k, LOG_WARNING, "xlb verifier rejected %s: %s; loading anyway (verify=warn)", path,
-		     verr.msg);
-		return 0;
-	}
-	return xlb_err_set(err, -EACCES, "xlb verifier rejected %s: %s (use --verify=warn to override)",
-			   path, verr.msg);
-}
-
-static int open_object(struct kernel *k, struct xlb_err *err)
-{
-	char path[PATH_MAX];
-	struct bpf_map *map;
-	int ret;
-
-	/* Exactly the bytes the verifier passed (kernel_gate), not the file again. */
-	LIBBPF_OPTS(bpf_object_open_opts, oopts, .object_name = "balancer");
-
-	k->obj = bpf_object__open_mem(k->img.buf, k->img.len, &oopts);
-	if (libbpf_get_error(k->obj)) {
-		ret = (int)libbpf_get_error(k->obj);
-		k->obj = NULL;
-		return xlb_err_set(err, ret, "cannot open %s: %s", k->opts.obj_path, strerror(-ret));
-	}
-	snprintf(path, sizeof(path), "%s/maps", k->pin_root);
-	ret = mkdir_p(path);
-	if (ret)
-		return xlb_err_set(err, ret, "cannot create %s", path);
-	bpf_object__for_each_map(map, k->obj) {
-		const char *name = bpf_map__name(map);
-
-		/* .rodata/.bss and private maps are not shared across restarts. */
-		if (!name || !map_pinned(name))
-			continue;
-		snprintf(path, sizeof(path), "%s/maps/%s", k->pin_root, name);
-		ret = bpf_map__set_pin_path(map, path);
-		if (ret)
-			return xlb_err_set(err, ret, "pin path for %s: %s", name, strerror(-ret));
-	}
-	/* The program is loaded (and its maps created or re-used) by libxdp's attach. */
-	return kernel_sizes_apply(k, err);
-}
-
-static int load_object(struct kernel *k, struct xlb_err *err)
-{
-	int ret = kernel_gate(k, k->opts.obj_path, &k->img, &k->verify_json, k->verify_msg,
-			      sizeof(k->verify_msg), err);
-
-	k->verify_result = k->img.verify_result;
-	return ret ?: open_object(k, err);
-}
-
 static int attach_iface(struct kernel *k, struct kiface *ifc, struct xlb_err *err)
 {
 	enum xdp_attach_mode modes[2] = { XDP_MODE_NATIVE, XDP_MODE_SKB };
@@ -266,7 +117,7 @@ static int attach_iface(struct kernel *k, struct kiface *ifc, struct xlb_err *er
 			struct xdp_program *prog;
 
 			/* A failed attempt leaves the object unusable: start from a fresh one. */
-			if (!k->obj && (ret = open_object(k, err)))
+			if (!k->obj && (ret = kernel_open_object(k, err)))
 				return ret;
 			prog = xdp_program__from_bpf_obj(k->obj, "xdp");
 			if (libxdp_get_error(prog)) {
@@ -305,6 +156,8 @@ static int attach_iface(struct kernel *k, struct kiface *ifc, struct xlb_err *er
 		return xlb_err_set(err, ret, "cannot attach XDP to %s: %s", ifc->name, strerror(-ret));
 
 	ifc->prog_id = xdp_program__id(ifc->prog);
+	kernel_prog_tag(xdp_program__fd(ifc->prog), ifc->tag);
+	memcpy(k->obj_tag, ifc->tag, sizeof(k->obj_tag));
 	kernel_prog_attached(ifc->ifindex, ifc->prog_id, &ifc->dispatcher, &ifc->native);
 	if (k->opts.xdp_mode == XLB_XDP_DISPATCHER && !ifc->dispatcher) {
 		detach_ours(k, ifc);
@@ -375,20 +228,25 @@ static void replace_dataplane(struct kernel *k)
 }
 
 /*
- * Adopt or attach.  If every configured interface still runs the program
- * pinned for it, adopt: open the pinned maps, touch nothing packets see.
- * Otherwise load the object (libbpf re-uses the pinned maps that match, so
- * the connection table survives a reload too) and attach where needed.
+ * Adopt or attach.  An interface that runs the program pinned for it, or
+ * xlb's own program without a pin (kernel_is_ours), is adopted; then this
+ * build is loaded with the pinned maps and replaces the running program in
+ * one step where it is another build (kernel_upgrade.c), and the interfaces
+ * that run nothing get the program too.  With nothing adopted, the object
+ * is loaded (libbpf re-uses the pinned maps that match, so the connection
+ * table survives a reload too) and attached through libxdp.
  */
 int kernel_attach(struct kernel *k, struct xlb_err *err)
 {
 	const struct xlb_settings *set = k->opts.settings;
-	bool all_adopted = true, resize = false;
+	bool any_adopted = false, resize = false;
+	__u32 id;
 	int ret;
 
-	ret = ensure_bpffs(k, err);
+	ret = kernel_bpffs_check(k, err) ?: kernel_mkdir_p(k->pin_root);
 	if (ret)
-		return ret;
+		return err && err->code ? ret : xlb_err_set(err, ret, "cannot create pin root %s: %s",
+							   k->pin_root, strerror(-ret));
 	/* One daemon per pin root: taken before anything under it is read or changed. */
 	ret = xlb_lock_dir(k->pin_root, "pin root", &k->lock_fd, err);
 	if (ret)
@@ -424,36 +282,42 @@ int kernel_attach(struct kernel *k, struct xlb_err *err)
 		snprintf(path, sizeof(path), "%s/prog_%s", k->pin_root, ifc->name);
 		pfd = bpf_obj_get(path);
 		if (pfd >= 0) {
-			uint32_t id = prog_id_of_fd(pfd);
+			id = kernel_prog_id_of_fd(pfd);
 
 			close(pfd);
 			if (id && kernel_prog_attached(ifc->ifindex, id, &ifc->dispatcher, &ifc->native)) {
 				ifc->adopted = true;
 				ifc->prog_id = id;
 				klog(k, LOG_INFO, "%s: adopted running program id %u", ifc->name, id);
+				any_adopted = true;
 				continue;
 			}
 			unlink(path);
 		}
-		all_adopted = false;
+		/* No pin, but xlb's own program runs there: take it back, do not fight it. */
+		if (!bpf_xdp_query_id(ifc->ifindex, 0, &id) && id && kernel_is_ours(id) &&
+		    kernel_prog_attached(ifc->ifindex, id, &ifc->dispatcher, &ifc->native)) {
+			ifc->adopted = true;
+			ifc->prog_id = id;
+			klog(k, LOG_NOTICE, "%s: runs xlb's program %u without its pin: re-adopting it",
+			     ifc->name, id);
+			ret = kernel_repin_maps(k, id, err);
+			if (ret)
+				return ret;
+			any_adopted = true;
+		}
 	}
 	if (resize) {
 		replace_dataplane(k);
-		all_adopted = false;
+		any_adopted = false;
 	}
-	if (all_adopted) {
-		ret = open_pinned_maps(k, err);
-		if (!ret)
-			return 0;
-		klog(k, LOG_WARNING, "%s, reloading", err ? err->msg : "pinned maps missing");
-		for (int m = 0; m < KM_CNT; m++)
-			if (k->fd[m] >= 0) {
-				close(k->fd[m]);
-				k->fd[m] = -1;
-			}
-	}
+	if (any_adopted && k->opts.no_upgrade)
+		return open_pinned_maps(k, err);
+	/* Load this build; it replaces the running program where it differs. */
+	if (any_adopted)
+		return kernel_upgrade(k, err) ?: open_pinned_maps(k, err);
 
-	ret = load_object(k, err);
+	ret = kernel_load_object(k, err);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < k->iface_cnt; i++) {

@@ -84,27 +84,61 @@ static bool kernel_prog_running(const struct kiface *ifc, bool *ret_disp, bool *
 	return q.drv_prog_id == ifc->prog_id || q.skb_prog_id == ifc->prog_id;
 }
 
+/*
+ * Has the object file changed since it was read?  By its inode, size and
+ * mtime: status never reads the object again (the bytes verified are the
+ * bytes loaded, read once).
+ */
+static bool object_changed(const struct kernel *k)
+{
+	struct stat st;
+
+	if (!k->img.buf || !k->img_st.st_ino || stat(k->opts.obj_path, &st))
+		return false;
+	return st.st_ino != k->img_st.st_ino || st.st_dev != k->img_st.st_dev ||
+	       st.st_size != k->img_st.st_size || st.st_mtim.tv_sec != k->img_st.st_mtim.tv_sec ||
+	       st.st_mtim.tv_nsec != k->img_st.st_mtim.tv_nsec;
+}
+
 json_t *kernel_status(struct xlb_backend *be)
 {
 	struct kernel *k = be->priv;
 	json_t *ifaces = json_array(), *j;
+	char otag[17] = "", tag[17];
+	bool same_build = true;
+
+	if (k->obj_tag[0] | k->obj_tag[1] | k->obj_tag[2] | k->obj_tag[3] | k->obj_tag[4] |
+	    k->obj_tag[5] | k->obj_tag[6] | k->obj_tag[7])
+		kernel_tag_str(k->obj_tag, otag);
 
 	for (size_t i = 0; i < k->iface_cnt; i++) {
 		struct kiface *ifc = &k->ifaces[i];
 		bool disp = false, native = false, running;
 
 		running = kernel_prog_running(ifc, &disp, &native);
+		/* prog_id runs, and its tag was read when it was attached or adopted. */
+		tag[0] = 0;
+		if (running)
+			kernel_tag_str(ifc->tag, tag);
+		if (!running || strcmp(tag, otag))
+			same_build = false;
 		json_array_append_new(ifaces,
-				      json_pack("{s:s, s:i, s:I, s:b, s:s, s:s, s:b}", "name", ifc->name,
-						"ifindex", ifc->ifindex, "prog_id", (json_int_t)ifc->prog_id,
-						"attached", running, "mode",
-						native ? "native" : "generic", "libxdp",
+				      json_pack("{s:s, s:i, s:I, s:s, s:b, s:s, s:s, s:b, s:b}", "name",
+						ifc->name, "ifindex", ifc->ifindex, "prog_id",
+						(json_int_t)ifc->prog_id, "tag", tag, "attached", running,
+						"mode", native ? "native" : "generic", "libxdp",
 						disp ? "dispatcher" : "single-program", "adopted",
-						ifc->adopted));
+						ifc->adopted, "upgraded", ifc->upgraded));
 	}
-	j = json_pack("{s:s, s:s, s:s, s:o, s:{s:s, s:s}}", "backend", "kernel", "object",
-		      k->opts.obj_path, "pin_root", k->pin_root, "interfaces", ifaces, "verifier",
-		      "result", xlb_verify_result_name(k->verify_result), "message", k->verify_msg);
+	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:{s:s, s:s}}", "backend", "kernel", "object",
+		      k->opts.obj_path, "object_tag", otag, "running",
+		      !otag[0] ? "the pinned program (this build was not loaded)" :
+		      !same_build ? "another build than the object (its tag differs)" :
+		      object_changed(k) ? "the object as loaded; the file changed since: restart xlbd "
+					  "to run it (hitless)" :
+					  "the object",
+		      "pin_root", k->pin_root, "interfaces", ifaces, "verifier", "result",
+		      xlb_verify_result_name(k->verify_result), "message", k->verify_msg);
 	if (k->verify_json)
 		json_object_set(json_object_get(j, "verifier"), "programs", k->verify_json);
 	json_object_set_new(j, "healthcheck_program",

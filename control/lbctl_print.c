@@ -134,13 +134,16 @@ void lbctl_show_status(json_t *s)
 	else
 		printf("backend:   %s  object %s  pins %s\n", jstr(dp, "backend"), jstr(dp, "object"),
 		       jstr(dp, "pin_root"));
+	if (json_object_get(dp, "running"))
+		printf("running:   %s (object tag %s)\n", jstr(dp, "running"), jstr(dp, "object_tag"));
 	if (json_array_size(json_object_get(dp, "interfaces")))
-		printf("%-10s %-8s %-8s %-15s %-9s %s\n", "INTERFACE", "IFINDEX", "PROG-ID", "LIBXDP",
-		       "MODE", "ATTACHED");
+		printf("%-10s %-8s %-8s %-16s %-15s %-9s %s\n", "INTERFACE", "IFINDEX", "PROG-ID", "TAG",
+		       "LIBXDP", "MODE", "ATTACHED");
 	json_array_foreach(json_object_get(dp, "interfaces"), k, i)
-		printf("%-10s %-8lld %-8lld %-15s %-9s %s%s\n", jstr(i, "name"), jint(i, "ifindex"),
-		       jint(i, "prog_id"), jstr(i, "libxdp"), jstr(i, "mode"),
+		printf("%-10s %-8lld %-8lld %-16s %-15s %-9s %s%s\n", jstr(i, "name"), jint(i, "ifindex"),
+		       jint(i, "prog_id"), jstr(i, "tag"), jstr(i, "libxdp"), jstr(i, "mode"),
 		       json_is_true(json_object_get(i, "attached")) ? "yes" : "NO",
+		       json_is_true(json_object_get(i, "upgraded")) ? " (upgraded)" :
 		       json_is_true(json_object_get(i, "adopted")) ? " (adopted)" : "");
 	printf("verifier:  %s (%s)\n", jstr(ver, "result"), jstr(ver, "message"));
 	json_array_foreach(json_object_get(ver, "programs"), k, p) {

@@ -65,8 +65,9 @@ static int open_backend(struct daemon *d)
 		.log = xlbd_log,
 	};
 	if (c->cleanup) {
-		/* Open (adopting what runs), then close without keeping anything. */
+		/* Open (adopting what runs, loading nothing), then close without keeping anything. */
 		bopts.verify = XLB_VERIFY_OFF;
+		bopts.no_upgrade = true;
 		if (d->be.ops->open(&d->be, &bopts, &err)) {
 			xlbd_log(LOG_WARNING, "%s", err.msg);
 			d->be.ops->close(&d->be, false);

@@ -8,9 +8,13 @@
 # with ICMP "fragmentation needed" (next-hop MTU 1400 = 1420 - 20 for
 # IPIP), the client lowers its path MTU and resends.  Without that ICMP
 # the segments vanish beyond the router and the upload stalls.
-# Usage: it_egress.sh XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ
+# Then (with ALT_OBJ) a hitless upgrade in redirect mode: xlbd restarted
+# with another build of the balancer while connections are held; the new
+# program's devmap gets the running one's ports before the switch, so the
+# held connections see no error and new ones are redirected.
+# Usage: it_egress.sh XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ [ALT_OBJ]
 set -u
-XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
+XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5 ALT_OBJ=${6:-}
 T=xlbt-d6-egr-$$
 source "$(dirname "$0")/it_lib.sh"
 it_begin
@@ -72,4 +76,26 @@ assert red > 0, 'nothing was redirected'
 assert tx == 0, 'balanced packets left by XDP_TX in redirect mode'
 assert icmp > 0, 'no frag-needed was sent: the test did not exercise too-big'
 PY
+[ -n "$ALT_OBJ" ] || { echo PASS; exit 0; }
+
+client hold $VIP 16 5 "$TOPO_TMP/ready" > "$TOPO_TMP/hold.json" &
+holder=$!
+for _ in $(seq 300); do [ -e "$TOPO_TMP/ready" ] && break; sleep 0.1; done
+[ -e "$TOPO_TMP/ready" ] || fail "connections not established"
+red0=$(lbctl -j stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"].get("xdp_redirect", 0))')
+xlbd_stop
+xlbd_start "$XLBD" "$ALT_OBJ" --egress l0=l1 --egress-gateway-mac l1=$gw2 --mtu l1=1420 ||
+	fail "xlbd with the other build"
+grep -q "l0: program .* replaced by" "$TOPO_TMP/xlbd.log" || fail "l0 not upgraded"
+grep -q "l1: program .* replaced by" "$TOPO_TMP/xlbd.log" || fail "l1 not upgraded"
+grep -q "redirect port(s) carried to the new program" "$TOPO_TMP/xlbd.log" || fail "devmap not carried"
+kill -0 $holder 2>/dev/null || fail "the held connections ended before the upgrade was done"
+wait $holder
+hold_check "$TOPO_TMP/hold.json" "an upgrade in redirect mode" || fail "upgrade broke connections"
+out=$(client spread $VIP 20)
+echo "$out" | grep -q '"fails": 0' || fail "connections failed after the upgrade: $out"
+read -r red1 noport <<< "$(lbctl -j stats | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["events"].get("xdp_redirect", 0), s["reasons"].get("drop_redirect", 0))')"
+echo "xdp_redirect $red0 -> $red1, drop_redirect $noport"
+[ "$red1" -gt "$red0" ] || fail "nothing redirected after the upgrade"
+[ "$noport" = 0 ] || fail "$noport packets met an empty devmap slot"
 echo PASS

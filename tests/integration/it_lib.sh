@@ -15,6 +15,18 @@ it_begin() {
 
 fail() { echo "FAIL: $*"; [ -f "$TOPO_TMP/xlbd.log" ] && tail -20 "$TOPO_TMP/xlbd.log"; exit 1; }
 
+# hold_check FILE WHAT: every connection of `client hold`'s FILE had no
+# error (no reset, no timeout) and talked to one real only.
+hold_check() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+hold = json.load(open(sys.argv[1]))
+bad = [c for c in hold if c['errors'] or len(c['reals']) != 1]
+assert hold and not bad, (sys.argv[2], len(bad), bad[:3])
+print(len(hold), 'connections kept their real across', sys.argv[2])
+PY
+}
+
 # it_up [extra xlbd args...]: the topology, then xlbd on $LB_OBJ (the test's
 # XLBD, DECAP, LB_OBJ and DECAP_OBJ).
 it_up() {
