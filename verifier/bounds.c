@@ -82,12 +82,6 @@ bool xv_reg_is_const(const struct xv_reg *reg)
 static void update_reg32_bounds(struct xv_reg *reg)
 {
 	struct tnum v = tnum_subreg(reg->var_off);
-	uint64_t m;
-
-	if (tnum_min_ge(v, reg->u32_min_value, &m) && m <= U32_MAX)
-		reg->u32_min_value = max_t(reg->u32_min_value, (uint32_t)m);
-	if (tnum_max_le(v, reg->u32_max_value, &m))
-		reg->u32_max_value = min_t(reg->u32_max_value, (uint32_t)m);
 
 	reg->s32_min_value = max_t(reg->s32_min_value, (int32_t)(v.value | (v.mask & (1u << 31))));
 	reg->s32_max_value = min_t(reg->s32_max_value, (int32_t)(v.value | (v.mask & S32_MAX)));
@@ -98,17 +92,11 @@ static void update_reg32_bounds(struct xv_reg *reg)
 static void update_reg64_bounds(struct xv_reg *reg)
 {
 	struct tnum v = reg->var_off;
-	uint64_t m;
 
 	reg->smin_value = max_t(reg->smin_value, (int64_t)(v.value | (v.mask & (1ULL << 63))));
 	reg->smax_value = min_t(reg->smax_value, (int64_t)(v.value | (v.mask & S64_MAX)));
 	reg->umin_value = max_t(reg->umin_value, v.value);
 	reg->umax_value = min_t(reg->umax_value, v.value | v.mask);
-	/* The bounds move in to the nearest values the known bits allow, as the kernel's do. */
-	if (tnum_min_ge(v, reg->umin_value, &m))
-		reg->umin_value = m;
-	if (tnum_max_le(v, reg->umax_value, &m))
-		reg->umax_value = m;
 }
 
 /* The kernel's __reg32_deduce_bounds() (6.18). */

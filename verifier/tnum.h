@@ -53,8 +53,5 @@ struct tnum tnum_const_subreg(struct tnum a, uint32_t value);
 bool tnum_subreg_is_const(struct tnum a);
 /* "(0x0; 0xff)" style; returns what snprintf returns. */
 int tnum_strn(char *str, size_t size, struct tnum a);
-/* The smallest member >= x / the largest member <= x; false when there is none. */
-bool tnum_min_ge(struct tnum a, uint64_t x, uint64_t *ret);
-bool tnum_max_le(struct tnum a, uint64_t x, uint64_t *ret);
 
 #endif /* XBPF_TNUM_H */

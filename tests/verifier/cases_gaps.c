@@ -193,6 +193,25 @@ const struct vcase vcases_gaps[] = {
 		A64K(ADD, R2, -4), LD_MAP(R1, 0), CALL_HELPER(BPF_FUNC_map_lookup_elem),
 		JK(JNE, R0, 0, 1), EXIT(), A64X(ADD, R0, R6), LDX(DW, R0, R0, 0), MOV64K(R0, 0), EXIT() },
 		.maps = { ARRAY_4_48(0) }, .map_cnt = 1, REJECT("invalid access to map value") },
+	/* ---- 64-bit bounds from a tnum's members (false accept, long run 2026-12-03) ---- */
+	/*
+	 * r8 after a 32-bit "s>= 64" has var_off (0x40; 0x100000007) and umax
+	 * 0x100000007: only values up to 71 are members, but the kernel keeps
+	 * umax, so the packet offset stays unbounded and the read is refused.
+	 */
+	{ "tnum members: 64-bit umax is not moved in to the largest member", XBPF_PROG_XDP, {
+		LDX(W, R2, R1, XDP_MD(data)), LDX(W, R3, R1, XDP_MD(data_end)),
+		LDX(W, R8, R1, XDP_MD(ingress_ifindex)), A64K(ADD, R8, 3), A32K(ARSH, R8, 25),
+		A64K(ADD, R8, 8), J32K(JSLT, R8, 64, 6), MOV64X(R5, R2), A64X(ADD, R5, R8),
+		MOV64X(R4, R5), A64K(ADD, R4, 1), JX(JGT, R4, R3, 1), LDX(B, R0, R5, 0),
+		MOV64K(R0, 0), EXIT() },
+		REJECT("invalid access to packet") },
+	{ "tnum members: the same offset computed in 32 bits is bounded", XBPF_PROG_XDP, {
+		LDX(W, R2, R1, XDP_MD(data)), LDX(W, R3, R1, XDP_MD(data_end)),
+		LDX(W, R8, R1, XDP_MD(ingress_ifindex)), A64K(ADD, R8, 3), A32K(ARSH, R8, 25),
+		A32K(ADD, R8, 8), J32K(JSLT, R8, 64, 6), MOV64X(R5, R2), A64X(ADD, R5, R8),
+		MOV64X(R4, R5), A64K(ADD, R4, 1), JX(JGT, R4, R3, 1), LDX(B, R0, R5, 0),
+		MOV64K(R0, 0), EXIT() }, ACCEPT },
 	/* ---- helper prototypes as the kernel has them ------------------------------ */
 	{ "helper proto: skb_load_bytes may not fill the packet itself", XBPF_PROG_SCHED_CLS, {
 		LDX(W, R6, R1, SKB(data)), LDX(W, R7, R1, SKB(data_end)), MOV64X(R3, R6),
