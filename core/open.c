@@ -85,7 +85,10 @@ struct xbpf_object *xbpf_object__open_raw(const struct xbpf_insn *insns, size_t 
 	obj = __xbpf_object_new(OPTS_GET(opts, name, NULL) ? OPTS_GET(opts, name, NULL) : "raw");
 	if (!obj)
 		return xbpf_err_ptr(-ENOMEM);
-	strcpy(obj->license, "GPL");
+	if (OPTS_GET(opts, license, NULL))
+		snprintf(obj->license, sizeof(obj->license), "%s", OPTS_GET(opts, license, NULL));
+	else
+		strcpy(obj->license, "GPL");
 	for (i = 0; i < map_cnt; i++) {
 		struct xbpf_map *map = xbpf_map__create(&maps[i], OPTS_GET(opts, nr_cpus, 0));
 

@@ -186,9 +186,11 @@ struct xbpf_object_open_opts {
 	size_t map_size_cnt;
 	const struct xbpf_global_value *globals;
 	size_t global_cnt;
+	/* xbpf_object__open_raw(): the program's license; default "GPL". */
+	const char *license;
 	size_t : 0;
 };
-#define xbpf_object_open_opts__last_field global_cnt
+#define xbpf_object_open_opts__last_field license
 
 /*
  * Open an object produced by clang -target bpf: programs by section, .text
@@ -281,7 +283,9 @@ enum xbpf_arg_type {
 	XBPF_ARG_CONST_SIZE,	       /* constant-bounded size > 0 */
 	XBPF_ARG_CONST_SIZE_OR_ZERO,   /* constant-bounded size >= 0 */
 	XBPF_ARG_PTR_TO_CTX,	       /* the program context */
-	XBPF_ARG_CONST_ALLOC_SIZE_OR_ZERO,
+	XBPF_ARG_CONST_ALLOC_SIZE_OR_ZERO, /* a known constant size (ringbuf_reserve) */
+	XBPF_ARG_PTR_TO_RW_MEM,	       /* initialized memory the helper also writes, size next */
+	XBPF_ARG_PTR_TO_FIXED_MEM,     /* arg_size[] initialized bytes the helper writes, aligned */
 };
 
 enum xbpf_ret_type {
@@ -301,11 +305,16 @@ struct xbpf_helper_proto {
 	bool changes_pkt_data; /* invalidates packet pointers in every frame */
 	uint32_t prog_types;   /* XBPF_PROG_BIT() mask of program types allowed */
 	bool pkt_access;       /* may take packet pointers as memory arguments */
+	uint16_t arg_size[5];  /* XBPF_ARG_PTR_TO_FIXED_MEM: bytes */
+	bool gpl_only;	       /* only for programs with a GPL-compatible license */
 };
 
-/* Prototype of helper `id`, or NULL when the runtime does not provide it. */
+/*
+ * Prototype of helper `id` as the kernel has it, or NULL for a helper xlb
+ * does not know.  A known helper may still lack a userspace implementation.
+ */
 const struct xbpf_helper_proto *xbpf_helper_proto(int32_t id);
-/* Implementation of helper `id` for the engines, or NULL. */
+/* Implementation of helper `id` for the engines, or NULL (not supported in userspace). */
 xbpf_helper_fn xbpf_helper_impl(int32_t id);
 
 /* ---- contexts and runs ------------------------------------------------- */

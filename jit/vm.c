@@ -214,6 +214,33 @@ static int take_verifier_funcs(struct xbpf_vm *vm)
  * is refused for all of them at once, so the interpreter and both JITs run
  * the same set of programs.
  */
+/*
+ * A helper the verifier knows (it judged the program as the kernel would)
+ * may still have no userspace implementation (the tracing reads,
+ * fib_lookup, ...): such a program is refused here, at load, never left to
+ * fault when the call is reached.  Unknown ids in unverified programs still
+ * fault at run time, as the kernel's interpreter would refuse them.
+ */
+static int check_helpers_implemented(const struct xbpf_vm *vm, const struct xbpf_vm_opts *opts)
+{
+	for (size_t i = 0; i < vm->insn_cnt; i += xbpf_insn_len(&vm->insns[i])) {
+		const struct xbpf_insn *insn = &vm->insns[i];
+		const struct xbpf_helper_proto *p;
+
+		if (insn->code != (XBPF_JMP | XBPF_CALL) || insn->src_reg != 0)
+			continue;
+		p = xbpf_helper_proto(insn->imm);
+		if (!p || xbpf_helper_impl(insn->imm))
+			continue;
+		pr_warn("prog '%s': insn %zu: helper bpf_%s#%d is not supported in userspace\n",
+			xbpf_prog__name(vm->prog), i, p->name, p->id);
+		vm_log(opts, "%zu: helper bpf_%s#%d is not supported in userspace\n", i, p->name,
+		       p->id);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
 static int check_engine_insns(struct xbpf_vm *vm, const struct xbpf_vm_opts *opts)
 {
 	const char *msg = NULL;
@@ -224,7 +251,7 @@ static int check_engine_insns(struct xbpf_vm *vm, const struct xbpf_vm_opts *opt
 			return -EINVAL;
 		}
 	}
-	return 0;
+	return check_helpers_implemented(vm, opts);
 }
 
 /* The interpreter's frame size of each call's callee, so that calls need no search. */

@@ -96,6 +96,14 @@ static int check_helper_mem(struct xv_env *env, int regno, int size, bool write,
 #define H_PERF_EVENT_OUTPUT 25
 #define H_REDIRECT_MAP 51
 #define H_RINGBUF_OUTPUT 130
+#define H_RINGBUF_QUERY 134
+#define H_MAP_LOOKUP_PERCPU 195
+
+static bool is_percpu_map(uint32_t type)
+{
+	return type == XBPF_MAP_PERCPU_HASH || type == XBPF_MAP_PERCPU_ARRAY ||
+	       type == XBPF_MAP_LRU_PERCPU_HASH;
+}
 
 /* The kernel's check_map_func_compatibility(), for the map types we have. */
 static int check_map_func_compat(struct xv_env *env, const struct xbpf_map_spec *map,
@@ -105,7 +113,7 @@ static int check_map_func_compat(struct xv_env *env, const struct xbpf_map_spec 
 
 	switch (map->type) {
 	case XBPF_MAP_RINGBUF:
-		ok = p->id == H_RINGBUF_OUTPUT;
+		ok = p->id == H_RINGBUF_OUTPUT || p->id == H_RINGBUF_QUERY;
 		break;
 	case XBPF_MAP_DEVMAP:
 		ok = p->id == H_REDIRECT_MAP || p->id == H_MAP_LOOKUP;
@@ -122,7 +130,11 @@ static int check_map_func_compat(struct xv_env *env, const struct xbpf_map_spec 
 		ok = ok && map->type == XBPF_MAP_DEVMAP;
 		break;
 	case H_RINGBUF_OUTPUT:
+	case H_RINGBUF_QUERY:
 		ok = ok && map->type == XBPF_MAP_RINGBUF;
+		break;
+	case H_MAP_LOOKUP_PERCPU:
+		ok = ok && is_percpu_map(map->type);
 		break;
 	case H_PERF_EVENT_OUTPUT:
 		ok = false; /* needs a perf event array, which the runtime does not have */
@@ -135,6 +147,28 @@ static int check_map_func_compat(struct xv_env *env, const struct xbpf_map_spec 
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* The kernel's license_is_gpl_compatible(); a raw program without an object is GPL. */
+static bool prog_is_gpl(const struct xv_env *env)
+{
+	static const char *const gpl[] = { "GPL", "GPL v2", "GPL and additional rights",
+					   "Dual BSD/GPL", "Dual MIT/GPL", "Dual MPL/GPL" };
+	const struct xbpf_object *obj = env->prog ? xbpf_prog__object(env->prog) : NULL;
+	const char *license = obj ? xbpf_object__license(obj) : "GPL";
+
+	for (size_t i = 0; i < sizeof(gpl) / sizeof(gpl[0]); i++)
+		if (license && !strcmp(license, gpl[i]))
+			return true;
+	return false;
+}
+
+/* The memory argument at regno, size bytes (a fixed size or the next argument's bounds). */
+static bool is_mem_arg(enum xbpf_arg_type at)
+{
+	return at == XBPF_ARG_PTR_TO_MEM || at == XBPF_ARG_PTR_TO_MEM_OR_NULL ||
+	       at == XBPF_ARG_PTR_TO_UNINIT_MEM || at == XBPF_ARG_PTR_TO_RW_MEM ||
+	       at == XBPF_ARG_PTR_TO_FIXED_MEM;
 }
 
 int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
@@ -152,6 +186,10 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 	}
 	if (!(p->prog_types & XBPF_PROG_BIT(env->type))) {
 		xv_err(env, "program of this type cannot use helper bpf_%s#%d\n", p->name, insn->imm);
+		return -EINVAL;
+	}
+	if (p->gpl_only && !prog_is_gpl(env)) {
+		xv_err(env, "cannot call GPL-restricted function from non-GPL compatible program\n");
 		return -EINVAL;
 	}
 	for (int a = 0; a < 5; a++) {
@@ -201,6 +239,8 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 		case XBPF_ARG_PTR_TO_MEM:
 		case XBPF_ARG_PTR_TO_MEM_OR_NULL:
 		case XBPF_ARG_PTR_TO_UNINIT_MEM:
+		case XBPF_ARG_PTR_TO_RW_MEM:
+		case XBPF_ARG_PTR_TO_FIXED_MEM:
 			if (at == XBPF_ARG_PTR_TO_MEM_OR_NULL && xv_reg_is_const(reg) &&
 			    reg->var_off.value == 0)
 				break;
@@ -209,7 +249,14 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 				       xv_reg_type_str(reg->type));
 				return -EACCES;
 			}
-			break; /* size checked with the next argument */
+			if (at != XBPF_ARG_PTR_TO_FIXED_MEM)
+				break; /* size checked with the next argument */
+			/* MEM_FIXED_SIZE | MEM_WRITE | MEM_ALIGNED: initialized, written, aligned. */
+			err = check_helper_mem(env, regno, p->arg_size[a], true, false, false, NULL);
+			err = err ?: xv_check_ptr_alignment(env, reg, 0, p->arg_size[a], true);
+			if (err)
+				return err;
+			break;
 		case XBPF_ARG_CONST_SIZE:
 		case XBPF_ARG_CONST_SIZE_OR_ZERO:
 		case XBPF_ARG_CONST_ALLOC_SIZE_OR_ZERO: {
@@ -219,8 +266,7 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 			err = check_size_arg(env, regno, zero_ok, &umax, &umin);
 			if (err)
 				return err;
-			if (prev == XBPF_ARG_PTR_TO_MEM || prev == XBPF_ARG_PTR_TO_MEM_OR_NULL ||
-			    prev == XBPF_ARG_PTR_TO_UNINIT_MEM) {
+			if (is_mem_arg(prev) && prev != XBPF_ARG_PTR_TO_FIXED_MEM) {
 				struct xv_reg *mem = &regs[regno - 1];
 
 				/* NULL is memory of size zero only (the kernel checks umax). */
@@ -232,8 +278,10 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 					       xv_reg_type_str(mem->type));
 					return -EACCES;
 				}
+				/* UNINIT and RW memory is written by the helper (MEM_WRITE). */
 				err = check_helper_mem(env, regno - 1, (int)umax,
-						       prev == XBPF_ARG_PTR_TO_UNINIT_MEM, zero_ok,
+						       prev == XBPF_ARG_PTR_TO_UNINIT_MEM ||
+						       prev == XBPF_ARG_PTR_TO_RW_MEM, zero_ok,
 						       prev == XBPF_ARG_PTR_TO_UNINIT_MEM &&
 						       tnum_is_const(regs[regno].var_off),
 						       &raw_regno);
@@ -257,7 +305,10 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 			}
 			break;
 		default:
-			break;
+			/* A kind this verifier does not check must never pass unchecked. */
+			xv_err(env, "helper bpf_%s#%d: argument %d kind not supported by xlb's verifier\n",
+			       p->name, p->id, regno);
+			return -EINVAL;
 		}
 	}
 	if (map) {

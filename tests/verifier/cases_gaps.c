@@ -8,20 +8,6 @@
 #include "insn.h"
 #include "vcase.h"
 
-#define R0 0
-#define R1 1
-#define R2 2
-#define R3 3
-#define R4 4
-#define R5 5
-#define R6 6
-#define R7 7
-#define R8 8
-#define R9 9
-#define FP 10
-#define ACCEPT .result = VCASE_ACCEPT
-#define REJECT(msg) .result = VCASE_REJECT, .errstr = (msg)
-
 #define ARRAY_4_48(flags) \
 	{ .name = "a", .type = XBPF_MAP_ARRAY, .key_size = 4, .value_size = 48, .max_entries = 4, \
 	  .map_flags = (flags) }

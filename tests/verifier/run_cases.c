@@ -22,6 +22,7 @@
 
 #ifdef WITH_KERNEL
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include <unistd.h>
 #endif
@@ -62,7 +63,9 @@ static int run_ours(const struct vcase *c, struct xbpf_verify_info *info)
 	struct xbpf_prog *prog;
 	int err;
 
-	obj = xbpf_object__open_raw(case_insns(c), insn_count(c), c->type, c->maps, c->map_cnt, NULL);
+	struct xbpf_object_open_opts oo = { .sz = sizeof(oo), .license = c->license };
+
+	obj = xbpf_object__open_raw(case_insns(c), insn_count(c), c->type, c->maps, c->map_cnt, &oo);
 	if (!obj) {
 		snprintf(our_log, sizeof(our_log), "open_raw failed: %s\n", strerror(errno));
 		return -errno;
@@ -127,14 +130,14 @@ static int run_kernel(const struct vcase *c)
 		LIBBPF_OPTS(bpf_prog_load_opts, o, .prog_flags = c->prog_flags);
 
 		kern_log[0] = '\0';
-		fd = bpf_prog_load(ptype, "xlbt_v3", "GPL", insns, n, &o);
+		fd = bpf_prog_load(ptype, "xlbt_v3", c->license ? c->license : "GPL", insns, n, &o);
 		if (fd < 0) {
 			int saved = errno;
 
 			o.log_buf = kern_log;
 			o.log_size = sizeof(kern_log);
 			o.log_level = 1;
-			bpf_prog_load(ptype, "xlbt_v3", "GPL", insns, n, &o);
+			bpf_prog_load(ptype, "xlbt_v3", c->license ? c->license : "GPL", insns, n, &o);
 			errno = saved;
 		}
 		if (show_level) {
@@ -142,7 +145,7 @@ static int run_kernel(const struct vcase *c)
 			o.log_size = sizeof(kern_log);
 			o.log_level = show_level;
 			kern_log[0] = '\0';
-			close(bpf_prog_load(ptype, "xlbt_v3", "GPL", insns, n, &o));
+			close(bpf_prog_load(ptype, "xlbt_v3", c->license ? c->license : "GPL", insns, n, &o));
 			printf("---- kernel log (%s) ----\n%s", c->name, kern_log);
 		}
 	}
@@ -156,6 +159,88 @@ static int run_kernel(const struct vcase *c)
 		close(fds[m]);
 	free(insns);
 	return ret;
+}
+
+/*
+ * Does the kernel let a program of type kt call helper id, with license?
+ * 1 yes, 0 no (its log names the helper as not for this program type;
+ * libbpf 1.1's libbpf_probe_bpf_helper() misses 6.x's wording), and sets
+ * *gpl_refused when the kernel refused the license.
+ */
+static int kernel_allows_helper(enum bpf_prog_type kt, int id, const char *license,
+				bool *gpl_refused)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_JMP | BPF_CALL, .imm = id },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .log_buf = kern_log, .log_size = sizeof(kern_log),
+		    .log_level = 1);
+	int fd;
+
+	kern_log[0] = '\0';
+	fd = bpf_prog_load(kt, "xlbt_helper", license, insns, 3, &o);
+	if (fd >= 0)
+		close(fd);
+	*gpl_refused = fd < 0 && strstr(kern_log, "cannot call GPL-restricted");
+	if (fd < 0 && (strstr(kern_log, "cannot use helper") || strstr(kern_log, "invalid func") ||
+		       strstr(kern_log, "unknown func")))
+		return 0;
+	return 1;
+}
+
+/*
+ * The whole prototype table against this kernel: each helper xlb knows is
+ * allowed for exactly the program types the kernel allows it for, and is
+ * GPL-only exactly when the kernel says so to a program licensed "MIT".
+ * Returns the mismatches.
+ */
+static size_t check_helper_table(void)
+{
+	static const struct {
+		enum xbpf_prog_type xt;
+		enum bpf_prog_type kt;
+	} types[] = {
+		{ XBPF_PROG_SOCKET_FILTER, BPF_PROG_TYPE_SOCKET_FILTER },
+		{ XBPF_PROG_SCHED_CLS, BPF_PROG_TYPE_SCHED_CLS },
+		{ XBPF_PROG_SCHED_ACT, BPF_PROG_TYPE_SCHED_ACT },
+		{ XBPF_PROG_XDP, BPF_PROG_TYPE_XDP },
+		{ XBPF_PROG_TRACEPOINT, BPF_PROG_TYPE_TRACEPOINT },
+	};
+	size_t bad = 0, known = 0;
+
+	for (int id = 1; id < __BPF_FUNC_MAX_ID; id++) {
+		const struct xbpf_helper_proto *p = xbpf_helper_proto(id);
+		bool gpl_checked = false;
+
+		if (!p)
+			continue;
+		known++;
+		for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+			bool ours = p->prog_types & XBPF_PROG_BIT(types[t].xt), gpl_refused;
+			int kern = kernel_allows_helper(types[t].kt, id, "GPL", &gpl_refused);
+
+			if (ours != (kern == 1)) {
+				printf("DIFF helper table: bpf_%s#%d in %s: kernel %s, xlb %s\n", p->name,
+				       id, xbpf_prog_type_name(types[t].xt), kern ? "allows" : "refuses",
+				       ours ? "allows" : "refuses");
+				bad++;
+			}
+			if (ours && !gpl_checked) {
+				kernel_allows_helper(types[t].kt, id, "MIT", &gpl_refused);
+				if (gpl_refused != p->gpl_only) {
+					printf("DIFF helper table: bpf_%s#%d: kernel %s GPL, xlb %s\n",
+					       p->name, id, gpl_refused ? "needs" : "does not need",
+					       p->gpl_only ? "needs" : "does not need");
+					bad++;
+				}
+				gpl_checked = true;
+			}
+		}
+	}
+	printf("helper table: %zu helpers, %zu differences from the kernel\n", known, bad);
+	return bad;
 }
 #endif
 
@@ -325,14 +410,16 @@ int main(int argc, char **argv)
 #endif
 	if (!file) {
 		/* Both built-in corpora, one after the other. */
-		struct vcase *all = calloc(vcase_cnt + vcase_gaps_cnt, sizeof(*all));
+		struct vcase *all = calloc(vcase_cnt + vcase_gaps_cnt + vcase_helpers_cnt, sizeof(*all));
 
 		if (!all)
 			return 1;
 		memcpy(all, vcases, vcase_cnt * sizeof(*all));
 		memcpy(all + vcase_cnt, vcases_gaps, vcase_gaps_cnt * sizeof(*all));
+		memcpy(all + vcase_cnt + vcase_gaps_cnt, vcases_helpers,
+		       vcase_helpers_cnt * sizeof(*all));
 		cases = all;
-		cnt = vcase_cnt + vcase_gaps_cnt;
+		cnt = vcase_cnt + vcase_gaps_cnt + vcase_helpers_cnt;
 	} else {
 		struct vcase *fc = NULL;
 		int err = load_file(file, &fc, &cnt);
@@ -412,6 +499,10 @@ int main(int argc, char **argv)
 		}
 #endif
 	}
+#ifdef WITH_KERNEL
+	if (kernel && !file && !filter)
+		diffs += check_helper_table();
+#endif
 	printf("%zu cases, %zu failed, %zu verdict differences vs kernel, %zu not loadable in kernel\n",
 	       run, failed, diffs, kskips);
 	return failed || diffs ? 1 : 0;

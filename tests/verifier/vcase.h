@@ -37,12 +37,32 @@ struct vcase {
 	uint32_t prog_flags;
 	/* Programs longer than insns[] (case files): used instead of insns when set. */
 	struct xbpf_insn *big_insns;
+	/* The program's license on both sides; NULL: "GPL". */
+	const char *license;
 };
 
-/* The built-in corpus: cases.c, and cases_gaps.c (where xlb and the kernel once disagreed). */
+/* For the case tables: registers by name, and the verdicts. */
+#define R0 0
+#define R1 1
+#define R2 2
+#define R3 3
+#define R4 4
+#define R5 5
+#define R6 6
+#define R7 7
+#define R8 8
+#define R9 9
+#define FP 10
+#define ACCEPT .result = VCASE_ACCEPT
+#define REJECT(msg) .result = VCASE_REJECT, .errstr = (msg)
+
+/* The built-in corpus: cases.c, cases_gaps.c (where xlb and the kernel once disagreed), cases_helpers.c. */
 extern const struct vcase vcases[];
 extern const size_t vcase_cnt;
 extern const struct vcase vcases_gaps[];
 extern const size_t vcase_gaps_cnt;
+/* cases_helpers.c: the helpers' prototypes, each kind of argument on both sides. */
+extern const struct vcase vcases_helpers[];
+extern const size_t vcase_helpers_cnt;
 
 #endif /* XLB_TEST_VCASE_H */

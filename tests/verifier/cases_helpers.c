@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cases_helpers.c - the helpers XDP and tc programs call (issue 10), one
+ * case per way a prototype can judge a call: the program types, the
+ * license, the map types, memory the helper reads, writes or both (map
+ * flags, bounds, alignment, spilled values it clobbers), a NULL result and
+ * whether the call moves packet data.  Like cases.c, every case also runs
+ * through this machine's kernel in the 'kernel' suite, which must agree.
+ */
+#include "insn.h"
+#include "vcase.h"
+
+#define BPF_F_RDONLY_PROG (1u << 7)
+#define BPF_F_WRONLY_PROG (1u << 8)
+#define ARRAY_64(flags) \
+	{ .name = "a", .type = XBPF_MAP_ARRAY, .key_size = 4, .value_size = 64, .max_entries = 4, \
+	  .map_flags = (flags) }
+#define MAPS(...) .maps = { __VA_ARGS__ }, .map_cnt = sizeof((struct xbpf_map_spec[]){ __VA_ARGS__ }) / sizeof(struct xbpf_map_spec)
+#define PERCPU_ARRAY \
+	{ .name = "p", .type = XBPF_MAP_PERCPU_ARRAY, .key_size = 4, .value_size = 8, .max_entries = 4 }
+#define RINGBUF { .name = "r", .type = XBPF_MAP_RINGBUF, .max_entries = 4096 }
+
+/* r6 = ctx, r7 = the value of map 0 at key 0 (the return is 0 when NULL); 10 insns. */
+#define VALUE_IN_R7 \
+	MOV64X(R6, R1), ST(W, FP, -4, 0), MOV64X(R2, FP), A64K(ADD, R2, -4), LD_MAP(R1, 0), \
+	CALL_HELPER(BPF_FUNC_map_lookup_elem), JK(JNE, R0, 0, 1), EXIT(), MOV64X(R7, R0)
+
+/* r6 = ctx, r7 = data with one byte checked against data_end (ctx field offsets given). */
+#define ONE_PKT_BYTE(DATA, END) \
+	MOV64X(R6, R1), LDX(W, R7, R6, DATA), LDX(W, R8, R6, END), MOV64X(R2, R7), \
+	A64K(ADD, R2, 1), JX(JLE, R2, R8, 2), MOV64K(R0, 0), EXIT()
+#define TC_PKT ONE_PKT_BYTE(SKB(data), SKB(data_end))
+#define XDP_PKT ONE_PKT_BYTE(XDP_MD(data), XDP_MD(data_end))
+
+/* After the call (r1 = ctx), the packet pointer checked before it is read. */
+#define PKT_USED_AFTER(PKT, ...) { PKT, MOV64X(R1, R6), __VA_ARGS__, LDX(B, R0, R7, 0), EXIT() }
+
+/* fib_lookup(ctx, fp-64, 64, 0) with a constant spilled at fp-8 before, read after as an offset. */
+#define SPILL_CALL_REUSE(...) { \
+	MOV64X(R6, R1), ST(W, FP, -4, 0), MOV64X(R2, FP), A64K(ADD, R2, -4), LD_MAP(R1, 0), \
+	CALL_HELPER(BPF_FUNC_map_lookup_elem), JK(JNE, R0, 0, 1), EXIT(), MOV64X(R7, R0), \
+	MOV64K(R1, 0), STX(DW, FP, R1, -8), MOV64X(R1, R6), MOV64X(R2, FP), A64K(ADD, R2, -64), \
+	MOV64K(R3, 64), MOV64K(R4, 0), __VA_ARGS__, LDX(DW, R1, FP, -8), A64X(ADD, R7, R1), \
+	LDX(B, R0, R7, 0), EXIT() }
+
+const struct vcase vcases_helpers[] = {
+	/* ---- program types ----------------------------------------------------- */
+	{ "types: xdp_load_bytes is XDP only", XBPF_PROG_SCHED_CLS, {
+		MOV64K(R2, 0), MOV64X(R3, FP), A64K(ADD, R3, -8), MOV64K(R4, 8),
+		CALL_HELPER(BPF_FUNC_xdp_load_bytes), EXIT() },
+		REJECT("cannot use helper bpf_xdp_load_bytes#189") },
+	{ "types: skb_vlan_push is tc only", XBPF_PROG_XDP, {
+		MOV64K(R2, 0x81), MOV64K(R3, 1), CALL_HELPER(BPF_FUNC_skb_vlan_push), EXIT() },
+		REJECT("cannot use helper bpf_skb_vlan_push#18") },
+	{ "types: xdp_get_buff_len", XBPF_PROG_XDP, {
+		CALL_HELPER(BPF_FUNC_xdp_get_buff_len), EXIT() }, ACCEPT },
+	{ "types: xdp_get_buff_len needs the ctx", XBPF_PROG_XDP, {
+		MOV64X(R1, FP), CALL_HELPER(BPF_FUNC_xdp_get_buff_len), EXIT() },
+		REJECT("R1 type=fp expected=ctx") },
+	{ "types: time, jiffies, NUMA node in XDP", XBPF_PROG_XDP, {
+		CALL_HELPER(BPF_FUNC_ktime_get_coarse_ns), CALL_HELPER(BPF_FUNC_ktime_get_tai_ns),
+		CALL_HELPER(BPF_FUNC_jiffies64), CALL_HELPER(BPF_FUNC_get_numa_node_id),
+		MOV64K(R0, 0), EXIT() }, ACCEPT },
+	{ "types: tracing reads in XDP (verified, never run)", XBPF_PROG_XDP, {
+		MOV64X(R1, FP), A64K(ADD, R1, -8), MOV64K(R2, 8), MOV64K(R3, 0),
+		CALL_HELPER(BPF_FUNC_probe_read_kernel), CALL_HELPER(BPF_FUNC_get_current_pid_tgid),
+		MOV64K(R0, 0), EXIT() }, ACCEPT },
+	{ "types: probe_read_kernel size unbounded", XBPF_PROG_XDP, {
+		MOV64X(R6, R1), CALL_HELPER(BPF_FUNC_get_prandom_u32), MOV64X(R2, R0),
+		MOV64X(R1, FP), A64K(ADD, R1, -8), MOV64K(R3, 0),
+		CALL_HELPER(BPF_FUNC_probe_read_kernel), MOV64K(R0, 0), EXIT() },
+		REJECT("R2 min value is negative") },
+
+	/* ---- the license ---------------------------------------------------------- */
+	{ "license: trace_printk is GPL only", XBPF_PROG_XDP, {
+		ST(DW, FP, -8, 0), MOV64X(R1, FP), A64K(ADD, R1, -8), MOV64K(R2, 8),
+		CALL_HELPER(BPF_FUNC_trace_printk), MOV64K(R0, 0), EXIT() },
+		REJECT("cannot call GPL-restricted function from non-GPL compatible program"),
+		.license = "MIT" },
+	{ "license: fib_lookup is GPL only", XBPF_PROG_XDP, {
+		MOV64X(R2, FP), A64K(ADD, R2, -64), MOV64K(R3, 64), MOV64K(R4, 0),
+		CALL_HELPER(BPF_FUNC_fib_lookup), MOV64K(R0, 0), EXIT() },
+		REJECT("cannot call GPL-restricted function"), .license = "Proprietary" },
+	{ "license: fib_lookup in a Dual MIT/GPL program", XBPF_PROG_XDP, {
+		MOV64X(R2, FP), A64K(ADD, R2, -64), MOV64K(R3, 64), MOV64K(R4, 0),
+		CALL_HELPER(BPF_FUNC_fib_lookup), MOV64K(R0, 0), EXIT() }, ACCEPT,
+		.license = "Dual MIT/GPL" },
+	{ "license: ktime_get_ns in an MIT program", XBPF_PROG_XDP, {
+		CALL_HELPER(BPF_FUNC_ktime_get_ns), MOV64K(R0, 0), EXIT() }, ACCEPT, .license = "MIT" },
+	{ "license: probe_read_kernel is GPL only", XBPF_PROG_XDP, {
+		MOV64X(R1, FP), A64K(ADD, R1, -8), MOV64K(R2, 8), MOV64K(R3, 0),
+		CALL_HELPER(BPF_FUNC_probe_read_kernel), MOV64K(R0, 0), EXIT() },
+		REJECT("cannot call GPL-restricted function"), .license = "BSD" },
+
+	/* ---- memory the helper reads (xdp_store_bytes: MEM_RDONLY) -------------- */
+	{ "read mem: xdp_store_bytes from a read-only map value", XBPF_PROG_XDP, {
+		VALUE_IN_R7, MOV64X(R1, R6), MOV64K(R2, 0), MOV64X(R3, R7), MOV64K(R4, 8),
+		CALL_HELPER(BPF_FUNC_xdp_store_bytes), MOV64K(R0, 0), EXIT() },
+		MAPS(ARRAY_64(BPF_F_RDONLY_PROG)), ACCEPT },
+	{ "read mem: xdp_store_bytes from a write-only map value", XBPF_PROG_XDP, {
+		VALUE_IN_R7, MOV64X(R1, R6), MOV64K(R2, 0), MOV64X(R3, R7), MOV64K(R4, 8),
+		CALL_HELPER(BPF_FUNC_xdp_store_bytes), MOV64K(R0, 0), EXIT() },
+		MAPS(ARRAY_64(BPF_F_WRONLY_PROG)), REJECT("read from map forbidden") },
+	{ "read mem: xdp_store_bytes past the value", XBPF_PROG_XDP, {
+		VALUE_IN_R7, MOV64X(R1, R6), MOV64K(R2, 0), MOV64X(R3, R7), A64K(ADD, R3, 60),
+		MOV64K(R4, 8), CALL_HELPER(BPF_FUNC_xdp_store_bytes), MOV64K(R0, 0), EXIT() },
+		MAPS(ARRAY_64(0)), REJECT("invalid access to map value") },
+	{ "read mem: xdp_store_bytes keeps a spilled constant", XBPF_PROG_XDP,
+		SPILL_CALL_REUSE(MOV64K(R2, 0), MOV64X(R3, FP), A64K(ADD, R3, -64), MOV64K(R4, 64),
+				 CALL_HELPER(BPF_FUNC_xdp_store_bytes)),
+		MAPS(ARRAY_64(0)), ACCEPT },
+	{ "read mem: xdp_store_bytes size zero", XBPF_PROG_XDP, {
+		MOV64K(R2, 0), MOV64X(R3, FP), A64K(ADD, R3, -8), MOV64K(R4, 0),
+		CALL_HELPER(BPF_FUNC_xdp_store_bytes), MOV64K(R0, 0), EXIT() },
+		REJECT("R4 invalid zero-sized read") },
+
+	/* ---- memory the helper writes (xdp_load_bytes, skb_load_bytes_relative) -- */
+	{ "write mem: xdp_load_bytes into a read-only map value", XBPF_PROG_XDP, {
+		VALUE_IN_R7, MOV64X(R1, R6), MOV64K(R2, 0), MOV64X(R3, R7), MOV64K(R4, 8),
+		CALL_HELPER(BPF_FUNC_xdp_load_bytes), MOV64K(R0, 0), EXIT() },
+		MAPS(ARRAY_64(BPF_F_RDONLY_PROG)), REJECT("write into map forbidden") },
+	{ "write mem: xdp_load_bytes into the stack, then read", XBPF_PROG_XDP, {
+		MOV64K(R2, 0), MOV64X(R3, FP), A64K(ADD, R3, -16), MOV64K(R4, 16),
+		CALL_HELPER(BPF_FUNC_xdp_load_bytes), LDX(DW, R0, FP, -8), EXIT() }, ACCEPT },
+	{ "write mem: skb_load_bytes_relative into the stack", XBPF_PROG_SCHED_CLS, {
+		MOV64K(R2, 0), MOV64X(R3, FP), A64K(ADD, R3, -8), MOV64K(R4, 8), MOV64K(R5, 1),
+		CALL_HELPER(BPF_FUNC_skb_load_bytes_relative), LDX(DW, R0, FP, -8), EXIT() }, ACCEPT },
+	{ "write mem: skb_load_bytes_relative past the stack", XBPF_PROG_SCHED_CLS, {
+		MOV64K(R2, 0), MOV64X(R3, FP), A64K(ADD, R3, -8), MOV64K(R4, 16), MOV64K(R5, 1),
+		CALL_HELPER(BPF_FUNC_skb_load_bytes_relative), MOV64K(R0, 0), EXIT() },
+		REJECT("invalid write to stack R3 off=-8 size=16") },
+
+	/* ---- memory read and written (fib_lookup: MEM_WRITE) --------------------- */
+	{ "rw mem: fib_lookup params in a read-only map value", XBPF_PROG_XDP, {
+		VALUE_IN_R7, MOV64X(R1, R6), MOV64X(R2, R7), MOV64K(R3, 64), MOV64K(R4, 0),
+		CALL_HELPER(BPF_FUNC_fib_lookup), MOV64K(R0, 0), EXIT() },
+		MAPS(ARRAY_64(BPF_F_RDONLY_PROG)), REJECT("write into map forbidden") },
+	{ "rw mem: fib_lookup params in a write-only map value", XBPF_PROG_SCHED_CLS, {
+		VALUE_IN_R7, MOV64X(R1, R6), MOV64X(R2, R7), MOV64K(R3, 64), MOV64K(R4, 0),
+		CALL_HELPER(BPF_FUNC_fib_lookup), MOV64K(R0, 0), EXIT() },
+		MAPS(ARRAY_64(BPF_F_WRONLY_PROG)), ACCEPT },
+	{ "rw mem: fib_lookup params past the value", XBPF_PROG_XDP, {
+		VALUE_IN_R7, MOV64X(R1, R6), MOV64X(R2, R7), A64K(ADD, R2, 8), MOV64K(R3, 64),
+		MOV64K(R4, 0), CALL_HELPER(BPF_FUNC_fib_lookup), MOV64K(R0, 0), EXIT() },
+		MAPS(ARRAY_64(0)), REJECT("invalid access to map value") },
+	{ "rw mem: fib_lookup size zero", XBPF_PROG_XDP, {
+		MOV64X(R2, FP), A64K(ADD, R2, -64), MOV64K(R3, 0), MOV64K(R4, 0),
+		CALL_HELPER(BPF_FUNC_fib_lookup), MOV64K(R0, 0), EXIT() },
+		REJECT("R3 invalid zero-sized read") },
+	{ "rw mem: fib_lookup params in the packet", XBPF_PROG_XDP, {
+		XDP_PKT, MOV64X(R1, R6), MOV64X(R2, R7), MOV64K(R3, 1), MOV64K(R4, 0),
+		CALL_HELPER(BPF_FUNC_fib_lookup), MOV64K(R0, 0), EXIT() },
+		REJECT("helper access to the packet is not allowed") },
+	{ "rw mem: fib_lookup clobbers a spilled constant", XBPF_PROG_XDP,
+		SPILL_CALL_REUSE(CALL_HELPER(BPF_FUNC_fib_lookup)),
+		MAPS(ARRAY_64(0)), REJECT("math between map_value pointer and register with unbounded min value") },
+	{ "rw mem: fib_lookup params as a scalar", XBPF_PROG_SCHED_CLS, {
+		MOV64K(R2, 0), MOV64K(R3, 64), MOV64K(R4, 0),
+		CALL_HELPER(BPF_FUNC_fib_lookup), MOV64K(R0, 0), EXIT() },
+		REJECT("R2 type=scalar expected=fp") },
+
+	/* ---- fixed-size memory (check_mtu's mtu_len: 4 bytes, written, aligned) -- */
+	{ "fixed mem: check_mtu on the stack", XBPF_PROG_XDP, {
+		ST(W, FP, -4, 0), MOV64K(R2, 0), MOV64X(R3, FP), A64K(ADD, R3, -4), MOV64K(R4, 0),
+		MOV64K(R5, 0), CALL_HELPER(BPF_FUNC_check_mtu), LDX(W, R0, FP, -4), EXIT() }, ACCEPT },
+	{ "fixed mem: check_mtu in tc", XBPF_PROG_SCHED_CLS, {
+		ST(W, FP, -4, 0), MOV64K(R2, 0), MOV64X(R3, FP), A64K(ADD, R3, -4), MOV64K(R4, 0),
+		MOV64K(R5, 0), CALL_HELPER(BPF_FUNC_check_mtu), MOV64K(R0, 0), EXIT() }, ACCEPT },
+	{ "fixed mem: check_mtu misaligned on the stack", XBPF_PROG_XDP, {
+		ST(DW, FP, -8, 0), MOV64K(R2, 0), MOV64X(R3, FP), A64K(ADD, R3, -6), MOV64K(R4, 0),
+		MOV64K(R5, 0), CALL_HELPER(BPF_FUNC_check_mtu), MOV64K(R0, 0), EXIT() },
+		REJECT("misaligned stack access") },
+	{ "fixed mem: check_mtu in a map value", XBPF_PROG_XDP, {
+		VALUE_IN_R7, MOV64X(R1, R6), MOV64K(R2, 0), MOV64X(R3, R7), A64K(ADD, R3, 60),
+		MOV64K(R4, 0), MOV64K(R5, 0), CALL_HELPER(BPF_FUNC_check_mtu), MOV64K(R0, 0), EXIT() },
+		MAPS(ARRAY_64(0)), ACCEPT },
+	{ "fixed mem: check_mtu misaligned in a map value", XBPF_PROG_XDP, {
+		VALUE_IN_R7, MOV64X(R1, R6), MOV64K(R2, 0), MOV64X(R3, R7), A64K(ADD, R3, 2),
+		MOV64K(R4, 0), MOV64K(R5, 0), CALL_HELPER(BPF_FUNC_check_mtu), MOV64K(R0, 0), EXIT() },
+		MAPS(ARRAY_64(0)), REJECT("misaligned value access") },
+	{ "fixed mem: check_mtu past the value", XBPF_PROG_XDP, {
+		VALUE_IN_R7, MOV64X(R1, R6), MOV64K(R2, 0), MOV64X(R3, R7), A64K(ADD, R3, 64),
+		MOV64K(R4, 0), MOV64K(R5, 0), CALL_HELPER(BPF_FUNC_check_mtu), MOV64K(R0, 0), EXIT() },
+		MAPS(ARRAY_64(0)), REJECT("invalid access to map value") },
+	{ "fixed mem: check_mtu in a read-only map value", XBPF_PROG_XDP, {
+		VALUE_IN_R7, MOV64X(R1, R6), MOV64K(R2, 0), MOV64X(R3, R7), MOV64K(R4, 0),
+		MOV64K(R5, 0), CALL_HELPER(BPF_FUNC_check_mtu), MOV64K(R0, 0), EXIT() },
+		MAPS(ARRAY_64(BPF_F_RDONLY_PROG)), REJECT("write into map forbidden") },
+	{ "fixed mem: check_mtu in the packet", XBPF_PROG_XDP, {
+		XDP_PKT, MOV64X(R1, R6), MOV64K(R2, 0), MOV64X(R3, R7), MOV64K(R4, 0), MOV64K(R5, 0),
+		CALL_HELPER(BPF_FUNC_check_mtu), MOV64K(R0, 0), EXIT() },
+		REJECT("helper access to the packet is not allowed") },
+	{ "fixed mem: check_mtu with a scalar", XBPF_PROG_XDP, {
+		MOV64K(R2, 0), MOV64K(R3, 0), MOV64K(R4, 0), MOV64K(R5, 0),
+		CALL_HELPER(BPF_FUNC_check_mtu), MOV64K(R0, 0), EXIT() },
+		REJECT("R3 type=scalar expected=fp") },
+
+	/* ---- map types and NULL results ----------------------------------------- */
+	{ "maps: map_lookup_percpu_elem with a NULL check", XBPF_PROG_XDP, {
+		ST(W, FP, -4, 0), MOV64X(R2, FP), A64K(ADD, R2, -4), LD_MAP(R1, 0), MOV64K(R3, 0),
+		CALL_HELPER(BPF_FUNC_map_lookup_percpu_elem), JK(JEQ, R0, 0, 1), LDX(DW, R0, R0, 0),
+		EXIT() }, MAPS(PERCPU_ARRAY), ACCEPT },
+	{ "maps: map_lookup_percpu_elem may be NULL, even with a constant key", XBPF_PROG_XDP, {
+		ST(W, FP, -4, 0), MOV64X(R2, FP), A64K(ADD, R2, -4), LD_MAP(R1, 0), MOV64K(R3, 0),
+		CALL_HELPER(BPF_FUNC_map_lookup_percpu_elem), LDX(DW, R0, R0, 0), EXIT() },
+		MAPS(PERCPU_ARRAY), REJECT("invalid mem access 'map_value_or_null'") },
+	{ "maps: map_lookup_percpu_elem needs a per-CPU map", XBPF_PROG_XDP, {
+		ST(W, FP, -4, 0), MOV64X(R2, FP), A64K(ADD, R2, -4), LD_MAP(R1, 0), MOV64K(R3, 0),
+		CALL_HELPER(BPF_FUNC_map_lookup_percpu_elem), MOV64K(R0, 0), EXIT() },
+		MAPS(ARRAY_64(0)), REJECT("cannot pass map_type 2 into func bpf_map_lookup_percpu_elem#195") },
+	{ "maps: ringbuf_query", XBPF_PROG_XDP, {
+		LD_MAP(R1, 0), MOV64K(R2, 0), CALL_HELPER(BPF_FUNC_ringbuf_query), EXIT() },
+		MAPS(RINGBUF), ACCEPT },
+	{ "maps: ringbuf_query needs a ring buffer", XBPF_PROG_XDP, {
+		LD_MAP(R1, 0), MOV64K(R2, 0), CALL_HELPER(BPF_FUNC_ringbuf_query), EXIT() },
+		MAPS(ARRAY_64(0)), REJECT("cannot pass map_type 2 into func bpf_ringbuf_query#134") },
+	{ "maps: a ring buffer is no redirect map", XBPF_PROG_XDP, {
+		LD_MAP(R1, 0), MOV64K(R2, 0), MOV64K(R3, 0), CALL_HELPER(BPF_FUNC_redirect_map), EXIT() },
+		MAPS(RINGBUF), REJECT("cannot pass map_type 27 into func bpf_redirect_map#51") },
+
+	/* ---- packet pointers after the call ---------------------------------------- */
+	{ "pkt: skb_vlan_push moves packet data", XBPF_PROG_SCHED_CLS,
+		PKT_USED_AFTER(TC_PKT, MOV64K(R2, 0x81), MOV64K(R3, 1), CALL_HELPER(BPF_FUNC_skb_vlan_push)),
+		REJECT("R7 invalid mem access 'scalar'") },
+	{ "pkt: skb_vlan_pop moves packet data", XBPF_PROG_SCHED_CLS,
+		PKT_USED_AFTER(TC_PKT, CALL_HELPER(BPF_FUNC_skb_vlan_pop)),
+		REJECT("R7 invalid mem access 'scalar'") },
+	{ "pkt: skb_change_tail moves packet data", XBPF_PROG_SCHED_CLS,
+		PKT_USED_AFTER(TC_PKT, MOV64K(R2, 64), MOV64K(R3, 0), CALL_HELPER(BPF_FUNC_skb_change_tail)),
+		REJECT("R7 invalid mem access 'scalar'") },
+	{ "pkt: skb_change_head moves packet data", XBPF_PROG_SCHED_CLS,
+		PKT_USED_AFTER(TC_PKT, MOV64K(R2, 14), MOV64K(R3, 0), CALL_HELPER(BPF_FUNC_skb_change_head)),
+		REJECT("R7 invalid mem access 'scalar'") },
+	{ "pkt: skb_change_proto moves packet data", XBPF_PROG_SCHED_CLS,
+		PKT_USED_AFTER(TC_PKT, MOV64K(R2, 0xdd86), MOV64K(R3, 0), CALL_HELPER(BPF_FUNC_skb_change_proto)),
+		REJECT("R7 invalid mem access 'scalar'") },
+	{ "pkt: clone_redirect moves packet data (once a false accept)", XBPF_PROG_SCHED_CLS,
+		PKT_USED_AFTER(TC_PKT, MOV64K(R2, 1), MOV64K(R3, 0), CALL_HELPER(BPF_FUNC_clone_redirect)),
+		REJECT("R7 invalid mem access 'scalar'") },
+	{ "pkt: skb_change_type keeps packet data", XBPF_PROG_SCHED_CLS,
+		PKT_USED_AFTER(TC_PKT, MOV64K(R2, 0), CALL_HELPER(BPF_FUNC_skb_change_type)), ACCEPT },
+	{ "pkt: csum_update keeps packet data", XBPF_PROG_SCHED_CLS,
+		PKT_USED_AFTER(TC_PKT, MOV64K(R2, 0), CALL_HELPER(BPF_FUNC_csum_update)), ACCEPT },
+	{ "pkt: csum_level keeps packet data", XBPF_PROG_SCHED_CLS,
+		PKT_USED_AFTER(TC_PKT, MOV64K(R2, 0), CALL_HELPER(BPF_FUNC_csum_level)), ACCEPT },
+	{ "pkt: set_hash and set_hash_invalid keep packet data", XBPF_PROG_SCHED_CLS,
+		PKT_USED_AFTER(TC_PKT, MOV64K(R2, 7), CALL_HELPER(BPF_FUNC_set_hash), MOV64X(R1, R6),
+			       CALL_HELPER(BPF_FUNC_set_hash_invalid)), ACCEPT },
+	{ "pkt: skb_ecn_set_ce, route realm, classid keep packet data", XBPF_PROG_SCHED_CLS,
+		PKT_USED_AFTER(TC_PKT, CALL_HELPER(BPF_FUNC_skb_ecn_set_ce), MOV64X(R1, R6),
+			       CALL_HELPER(BPF_FUNC_get_route_realm), MOV64X(R1, R6),
+			       CALL_HELPER(BPF_FUNC_get_cgroup_classid)), ACCEPT },
+	{ "pkt: check_mtu keeps packet data", XBPF_PROG_SCHED_CLS,
+		PKT_USED_AFTER(TC_PKT, ST(W, FP, -4, 0), MOV64K(R2, 0), MOV64X(R3, FP), A64K(ADD, R3, -4),
+			       MOV64K(R4, 0), MOV64K(R5, 0), CALL_HELPER(BPF_FUNC_check_mtu)), ACCEPT },
+	{ "pkt: fib_lookup keeps packet data", XBPF_PROG_XDP,
+		PKT_USED_AFTER(XDP_PKT, MOV64X(R2, FP), A64K(ADD, R2, -64), MOV64K(R3, 64), MOV64K(R4, 0),
+			       CALL_HELPER(BPF_FUNC_fib_lookup)), ACCEPT },
+	{ "pkt: xdp_store_bytes and xdp_load_bytes keep packet data", XBPF_PROG_XDP,
+		PKT_USED_AFTER(XDP_PKT, MOV64K(R2, 0), MOV64X(R3, FP), A64K(ADD, R3, -8), MOV64K(R4, 8),
+			       CALL_HELPER(BPF_FUNC_xdp_load_bytes), MOV64X(R1, R6), MOV64K(R2, 0),
+			       MOV64X(R3, FP), A64K(ADD, R3, -8), MOV64K(R4, 8),
+			       CALL_HELPER(BPF_FUNC_xdp_store_bytes)), ACCEPT },
+	{ "pkt: xdp_get_buff_len keeps packet data", XBPF_PROG_XDP,
+		PKT_USED_AFTER(XDP_PKT, CALL_HELPER(BPF_FUNC_xdp_get_buff_len)), ACCEPT },
+	{ "ret: set_hash_invalid returns an integer", XBPF_PROG_SCHED_CLS, {
+		CALL_HELPER(BPF_FUNC_set_hash_invalid), EXIT() }, ACCEPT },
+};
+
+const size_t vcase_helpers_cnt = sizeof(vcases_helpers) / sizeof(vcases_helpers[0]);
