@@ -66,7 +66,9 @@ def verifier_rows(out):
     if not os.path.exists(path):
         return rows
     for line in open(path):
-        m = re.match(r"^(\S+\.o)\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s*$", line)
+        # object program xbpf-insns kernel-insns insns-x/k xbpf-us kernel-us load-us time-x/k
+        m = re.match(r"^(\S+\.o)\s+(\S+)\s+(\d+)\s+(\d+)\s+[\d.]+\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s*$",
+                     line)
         if m:
             obj, prog, xi, ki, xus, kus, _, ratio = m.groups()
             rows.append({"bench": "verifier", "name": "%s %s (insns %s vs %s)" % (obj, prog, xi, ki),
