@@ -82,6 +82,11 @@ struct xbpf_map {
 	uint8_t *area;
 	bool shared;   /* mem is a MAP_SHARED file mapping */
 	bool attached; /* shared storage that existed before (re-attached) */
+	/*
+	 * Frozen (BPF_MAP_FREEZE): the control plane can no longer change it,
+	 * so the verifier may read a read-only map's contents as constants.
+	 */
+	bool frozen;
 
 	void *priv; /* family state: the process-local view */
 };

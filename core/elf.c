@@ -372,6 +372,25 @@ static int init_globals(struct xbpf_object *obj, struct xbpf_elf *elf,
 	return 0;
 }
 
+/*
+ * .rodata sections are final once their load-time values are in: freeze
+ * them (libbpf's bpf_object__populate_internal_map() does the same).
+ */
+static int freeze_rodata(struct xbpf_object *obj, const struct xbpf_elf *elf)
+{
+	for (uint32_t i = 0; i < elf->shnum; i++) {
+		int idx = elf->sec_map ? elf->sec_map[i] : -1;
+		int err;
+
+		if (idx < 0 || !(obj->maps[idx]->spec.map_flags & BPF_F_RDONLY_PROG))
+			continue;
+		err = xbpf_map__freeze(obj->maps[idx]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int load_maps(struct xbpf_object *obj, struct xbpf_elf *elf,
 		     const struct xbpf_elf_load_opts *lopts)
 {
@@ -593,6 +612,7 @@ int __xbpf_elf_load(struct xbpf_object *obj, const void *buf, size_t size,
 	err = err ?: load_btf(obj, &elf);
 	err = err ?: load_maps(obj, &elf, lopts);
 	err = err ?: init_globals(obj, &elf, lopts);
+	err = err ?: freeze_rodata(obj, &elf);
 	err = err ?: init_map_slots(obj, &elf);
 	err = err ?: __xbpf_elf_link(obj, &elf);
 	if (!err && elf.btf_copy) {

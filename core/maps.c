@@ -187,6 +187,8 @@ int xbpf_map__update(struct xbpf_map *map, const void *key, const void *value, u
 		return xbpf_err(-EINVAL);
 	if (flags > XBPF_EXIST)
 		return xbpf_err(-EINVAL);
+	if (map->frozen)
+		return xbpf_err(-EPERM);
 	if (map->spec.type == XBPF_MAP_RINGBUF)
 		return xbpf_err(-ENOTSUP);
 	if (__xbpf_is_map_of_maps(map->spec.type)) {
@@ -206,9 +208,26 @@ int xbpf_map__delete(struct xbpf_map *map, const void *key)
 {
 	if (!map || (!key && map->spec.key_size))
 		return xbpf_err(-EINVAL);
+	if (map->frozen)
+		return xbpf_err(-EPERM);
 	if (map->spec.type == XBPF_MAP_RINGBUF)
 		return xbpf_err(-ENOTSUP);
 	return xbpf_err(map->ops->delete(map, key));
+}
+
+int xbpf_map__freeze(struct xbpf_map *map)
+{
+	if (!map)
+		return xbpf_err(-EINVAL);
+	if (map->frozen)
+		return xbpf_err(-EBUSY);
+	map->frozen = true;
+	return 0;
+}
+
+bool xbpf_map__is_frozen(const struct xbpf_map *map)
+{
+	return map && map->frozen;
 }
 
 int xbpf_map__get_next_key(struct xbpf_map *map, const void *key, void *next_key)

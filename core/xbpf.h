@@ -115,6 +115,16 @@ struct xbpf_map *xbpf_map__open_shared(const char *path, const struct xbpf_map_s
 bool xbpf_map__is_shared(const struct xbpf_map *map);
 bool xbpf_map__reattached(const struct xbpf_map *map);
 
+/*
+ * BPF_MAP_FREEZE: from now on xbpf_map__update()/__delete() fail (-EPERM);
+ * programs keep the access their flags give them.  The loader freezes every
+ * .rodata section once its load-time values are in (as libbpf does), so the
+ * verifier reads those values as constants, like the kernel's.  -EBUSY when
+ * already frozen.
+ */
+int xbpf_map__freeze(struct xbpf_map *map);
+bool xbpf_map__is_frozen(const struct xbpf_map *map);
+
 const char *xbpf_map__name(const struct xbpf_map *map);
 const struct xbpf_map_spec *xbpf_map__spec(const struct xbpf_map *map);
 int xbpf_map__nr_cpus(const struct xbpf_map *map);

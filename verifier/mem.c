@@ -16,9 +16,6 @@
 
 /* ---- memory access ----------------------------------------------------- */
 
-#define XBPF_F_RDONLY_PROG (1u << 7)
-#define XBPF_F_WRONLY_PROG (1u << 8)
-
 /* __check_mem_access(): [off, off + size) inside [0, mem_size). */
 static int mem_in_bounds(struct xv_env *env, int regno, int off, int size, uint32_t mem_size,
 			 bool zero_ok)
@@ -193,6 +190,57 @@ int xv_check_ptr_alignment(struct xv_env *env, const struct xv_reg *reg, int off
 }
 
 /*
+ * A load from a map value: a constant when the map is frozen read-only and
+ * the offset is known (bpf_map_direct_read()), else unknown.  The bounds
+ * are checked already.
+ */
+static int map_value_read(struct xv_env *env, const struct xv_reg *reg, int off, int size,
+			  bool is_ldsx, struct xv_reg *dst)
+{
+	const uint8_t *value = NULL;
+	uint64_t val;
+	int64_t map_off;
+
+	if (tnum_is_const(reg->var_off) && env->map_rdonly_value && env->map_spec &&
+	    env->map_spec(env->map_priv, reg->map_idx) == reg->map)
+		value = env->map_rdonly_value(env->map_priv, reg->map_idx);
+	if (!value) {
+		xv_mark_unknown(dst);
+		return 0;
+	}
+	map_off = off + (int64_t)reg->var_off.value;
+	switch (size) {
+	case 1: {
+		uint8_t v = value[map_off];
+
+		val = is_ldsx ? (uint64_t)(int64_t)(int8_t)v : v;
+		break;
+	}
+	case 2: {
+		uint16_t v;
+
+		memcpy(&v, value + map_off, sizeof(v));
+		val = is_ldsx ? (uint64_t)(int64_t)(int16_t)v : v;
+		break;
+	}
+	case 4: {
+		uint32_t v;
+
+		memcpy(&v, value + map_off, sizeof(v));
+		val = is_ldsx ? (uint64_t)(int64_t)(int32_t)v : v;
+		break;
+	}
+	case 8:
+		memcpy(&val, value + map_off, sizeof(val));
+		break;
+	default:
+		return -EINVAL;
+	}
+	xv_mark_known(dst, val);
+	return 0;
+}
+
+/*
  * Load or store of size bytes at regs[regno]+off (check_mem_access()).
  * value_regno: the register loaded into (read) or stored (write); -1 for
  * an immediate store or an access that only probes (atomics).
@@ -213,7 +261,7 @@ int xv_check_mem_access(struct xv_env *env, int regno, int off, int size, bool w
 		err = xv_check_map_access_type(env, regno, off, size, write);
 		err = err ?: xv_check_map_access(env, regno, off, size, false);
 		if (!err && !write && value_regno >= 0)
-			xv_mark_unknown(&regs[value_regno]);
+			err = map_value_read(env, reg, off, size, is_ldsx, &regs[value_regno]);
 		break;
 	case PTR_TO_CTX: {
 		enum xv_reg_type t;

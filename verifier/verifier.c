@@ -38,6 +38,29 @@ static const struct xbpf_map_spec *prog_map_spec(void *priv, int idx)
 	return map ? xbpf_map__spec(map) : NULL;
 }
 
+/*
+ * The kernel reads a map's contents as constants when programs cannot
+ * write it (BPF_F_RDONLY_PROG) and user space no longer can (frozen), and
+ * the map gives a direct address: a single-entry array.
+ */
+static const void *prog_map_rdonly_value(void *priv, int idx)
+{
+	const struct xbpf_prog *prog = priv;
+	struct xbpf_object *obj = xbpf_prog__object(prog);
+	struct xbpf_map *map;
+	const struct xbpf_map_spec *spec;
+	uint32_t zero = 0;
+
+	if (!obj || idx < 0 || (size_t)idx >= xbpf_object__map_cnt(obj))
+		return NULL;
+	map = xbpf_object__map(obj, idx);
+	spec = map ? xbpf_map__spec(map) : NULL;
+	if (!spec || !xbpf_map__is_frozen(map) || !(spec->map_flags & XBPF_F_RDONLY_PROG) ||
+	    spec->type != XBPF_MAP_ARRAY || spec->max_entries != 1)
+		return NULL;
+	return xbpf_map__lookup_elem(map, &zero);
+}
+
 static void print_summary(struct xv_env *env)
 {
 	struct xv_log *log = &env->log;
@@ -170,6 +193,7 @@ int xbpf_verify(const struct xbpf_prog *prog, const struct xbpf_verify_opts *opt
 	env.insn_cnt = (int)xbpf_prog__insn_cnt(prog);
 	env.type = xbpf_prog__type(prog);
 	env.map_spec = prog_map_spec;
+	env.map_rdonly_value = prog_map_rdonly_value;
 	env.map_priv = (void *)prog;
 	env.info = ret_info;
 	env.err_insn = -1;

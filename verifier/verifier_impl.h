@@ -190,12 +190,18 @@ struct xv_pending {
 	size_t log_pos;
 };
 
+/* The kernel's map_flags BPF_F_RDONLY_PROG / BPF_F_WRONLY_PROG. */
+#define XBPF_F_RDONLY_PROG (1u << 7)
+#define XBPF_F_WRONLY_PROG (1u << 8)
+
 struct xv_env {
 	const struct xbpf_prog *prog;	/* may be NULL (xv_verify_raw) */
 	const struct xbpf_insn *insns;
 	int insn_cnt;
 	enum xbpf_prog_type type;
 	const struct xbpf_map_spec *(*map_spec)(void *priv, int idx);
+	/* A frozen read-only map's single value (bpf_map_is_rdonly()); else NULL. */
+	const void *(*map_rdonly_value)(void *priv, int idx);
 	void *map_priv;
 
 	struct xv_insn_aux *aux;

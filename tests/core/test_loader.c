@@ -161,6 +161,23 @@ int main(int argc, char **argv)
 	CHECK(bss && bss[3] == 0);
 	CHECK_EQ(xbpf_map__spec(xbpf_object__find_map(obj, ".bss"))->value_size, 32);
 
+	/* .rodata is frozen once open (libbpf freezes it at load): no update, no delete */
+	struct xbpf_map *ro = xbpf_object__find_map(obj, ".rodata");
+	struct xbpf_map *rw = xbpf_object__find_map(obj, ".data");
+	uint32_t ro_new[64] = { 99 }, rw_old = data ? *data : 0;
+
+	CHECK(xbpf_map__is_frozen(ro));
+	CHECK(!xbpf_map__is_frozen(rw));
+	CHECK(xbpf_map__spec(ro)->value_size <= sizeof(ro_new));
+	CHECK_EQ(xbpf_map__update(ro, &zero, ro_new, XBPF_ANY), -EPERM);
+	CHECK(rodata && *rodata == 3);
+	CHECK_EQ(xbpf_map__freeze(ro), -EBUSY);
+	/* any other map freezes on demand (BPF_MAP_FREEZE), and then refuses updates too */
+	CHECK_EQ(xbpf_map__freeze(rw), 0);
+	CHECK(xbpf_map__is_frozen(rw));
+	CHECK_EQ(xbpf_map__update(rw, &zero, ro_new, XBPF_ANY), -EPERM);
+	CHECK(data && *data == rw_old);
+
 	/* map references: every ld_imm64 with a pseudo src names a valid map */
 	int bss_refs = 0;
 	for (i = 0; i < xbpf_prog__insn_cnt(xdp); i++) {

@@ -6,13 +6,18 @@
  * stack depths side by side with the kernel's (from its stats log).
  *
  *   verify_objs [--kernel] [--build-seeds SCRIPT SEEDS_DIR WORKDIR]
- *               [--known-gap OBJNAME:MESSAGE]... OBJ...
+ *               [--known-gap OBJNAME:MESSAGE]... [--expect-reject OBJNAME:PROG:MESSAGE]...
+ *               [--max-insns-ratio R] OBJ...
  *
  * --build-seeds first runs the seeds' build script (tests/seeds) so the
  * seeds' LB programs are verified too; its exit 77 (no seeds) only drops
  * them.  --known-gap names a rejection that is not the verifier's to fix
  * (a helper the runtime core does not provide): it is printed as such and
- * does not fail the run; any other rejection does.
+ * does not fail the run; any other rejection does.  --expect-reject names
+ * a program that must be rejected with that message (by the kernel too,
+ * with --kernel).  --max-insns-ratio fails a program whose processed
+ * instructions exceed R times the kernel's (a deterministic count, not a
+ * timing: it says both verifiers walked the same states).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -82,8 +87,9 @@ int main(int argc, char **argv)
 	bool kernel = false;
 	int failed = 0, progs = 0;
 	char seed_objs[2][4096];
-	const char *objs[64], *gaps[16];
-	int nobj = 0, ngaps = 0, known = 0;
+	const char *objs[64], *gaps[16], *rejects[16];
+	int nobj = 0, ngaps = 0, nrejects = 0, known = 0;
+	double max_ratio = 0;
 
 	logbuf = malloc(LOG_SIZE);
 	if (!logbuf)
@@ -110,11 +116,18 @@ int main(int argc, char **argv)
 			if (ngaps < 16)
 				gaps[ngaps++] = argv[i + 1];
 			i++;
+		} else if (!strcmp(argv[i], "--expect-reject") && i + 1 < argc) {
+			if (nrejects < 16)
+				rejects[nrejects++] = argv[i + 1];
+			i++;
+		} else if (!strcmp(argv[i], "--max-insns-ratio") && i + 1 < argc) {
+			max_ratio = strtod(argv[++i], NULL);
 		} else if (nobj < 64) {
 			objs[nobj++] = argv[i];
 		}
 	}
 #ifndef WITH_KERNEL
+	(void)max_ratio;
 	if (kernel) {
 		printf("SKIP: built without libbpf\n");
 		return 77;
@@ -142,9 +155,9 @@ int main(int argc, char **argv)
 			struct xbpf_verify_opts opts = { .sz = sizeof(opts), .log_level = 0,
 							 .log_buf = logbuf, .log_size = LOG_SIZE };
 			struct xbpf_verify_info info;
-			char depth[256] = "", *d = depth, key[512];
+			char depth[256] = "", *d = depth, key[512], pkey[512];
 			int err = xbpf_verify(prog, &opts, &info);
-			bool gap = false;
+			bool gap = false, expect_reject = false;
 
 			progs++;
 			for (uint32_t f = 0; f < info.func_cnt && d < depth + sizeof(depth) - 8; f++)
@@ -152,6 +165,18 @@ int main(int argc, char **argv)
 			snprintf(key, sizeof(key), "%s:%s", base, info.err_msg);
 			for (int g = 0; err && g < ngaps && !gap; g++)
 				gap = !strncmp(key, gaps[g], strlen(gaps[g]));
+			snprintf(pkey, sizeof(pkey), "%s:%s:", base, xbpf_prog__name(prog));
+			for (int r = 0; r < nrejects && !expect_reject; r++) {
+				if (strncmp(rejects[r], pkey, strlen(pkey)))
+					continue;
+				expect_reject = true;
+				if (!err || !strstr(info.err_msg, rejects[r] + strlen(pkey))) {
+					printf("FAIL: xbpf should reject %s/%s with \"%s\", got: %s\n", base,
+					       xbpf_prog__name(prog), rejects[r] + strlen(pkey),
+					       err ? info.err_msg : "accepted");
+					failed++;
+				}
+			}
 			printf("%-28s %-24s %10u %-16s", base, xbpf_prog__name(prog), info.insn_processed,
 			       depth);
 #ifdef WITH_KERNEL
@@ -170,11 +195,20 @@ int main(int argc, char **argv)
 					/* Same linking as libbpf: the per-function stack must agree. */
 					printf("\nDIFF: stack depths differ (kernel %s, xbpf %s)", kdepth, depth);
 					failed++;
+				} else if (!kerr && !err && max_ratio > 0 &&
+					   (!kinsns || info.insn_processed > max_ratio * kinsns)) {
+					printf("\nDIFF: processed insns %u vs the kernel's %u: ratio above %.2f",
+					       info.insn_processed, kinsns, max_ratio);
+					failed++;
 				}
 			}
 #endif
 			printf("\n");
-			if (err && gap) {
+			if (expect_reject) {
+				if (err)
+					printf("REJECTED as expected: %s/%s: %s\n", base,
+					       xbpf_prog__name(prog), info.err_msg);
+			} else if (err && gap) {
 				printf("KNOWN GAP: xbpf rejects %s/%s: %s %s\n", base, xbpf_prog__name(prog),
 				       info.err_msg, info.err_line);
 				known++;
