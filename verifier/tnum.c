@@ -104,20 +104,32 @@ struct tnum tnum_xor(struct tnum a, struct tnum b)
 	return TNUM(v & ~mu, mu);
 }
 
+/*
+ * Long multiplication over known bits, as Linux 6.18 does it: a known one
+ * in a adds b, an unknown bit adds b or nothing (the union of both sums).
+ */
 struct tnum tnum_mul(struct tnum a, struct tnum b)
 {
-	struct tnum acc_v = tnum_const(a.value * b.value);
-	struct tnum acc_m = tnum_const(0);
+	struct tnum acc = tnum_const(0);
 
 	while (a.value || a.mask) {
-		if (a.value & 1) /* known one: add b's unknown bits */
-			acc_m = tnum_add(acc_m, TNUM(0, b.mask));
-		else if (a.mask & 1) /* unknown bit: anything b could add */
-			acc_m = tnum_add(acc_m, TNUM(0, b.value | b.mask));
+		if (a.value & 1)
+			acc = tnum_add(acc, b);
+		else if (a.mask & 1)
+			acc = tnum_union(acc, tnum_add(acc, b));
 		a = tnum_rshift(a, 1);
 		b = tnum_lshift(b, 1);
 	}
-	return tnum_add(acc_v, acc_m);
+	return acc;
+}
+
+/* Every value either tnum may hold. */
+struct tnum tnum_union(struct tnum a, struct tnum b)
+{
+	uint64_t v = a.value & b.value;
+	uint64_t mu = (a.value ^ b.value) | a.mask | b.mask;
+
+	return TNUM(v & ~mu, mu);
 }
 
 struct tnum tnum_intersect(struct tnum a, struct tnum b)

@@ -212,6 +212,20 @@ const struct vcase vcases_gaps[] = {
 		A32K(ADD, R8, 8), J32K(JSLT, R8, 64, 6), MOV64X(R5, R2), A64X(ADD, R5, R8),
 		MOV64X(R4, R5), A64K(ADD, R4, 1), JX(JGT, R4, R3, 1), LDX(B, R0, R5, 0),
 		MOV64K(R0, 0), EXIT() }, ACCEPT },
+	/*
+	 * Linux 6.18's tnum_mul() (the union of "adds b" and "adds nothing" for
+	 * an unknown bit): {1,3} * 3 = {3,9} keeps bit 2 known zero, so the JSET
+	 * is never taken and its load through a scalar is dead code.  The
+	 * older long multiplication lost bit 2, and xlb refused it.
+	 */
+	{ "tnum_mul: an unknown bit adds b or nothing", XBPF_PROG_XDP, {
+		CALL_HELPER(BPF_FUNC_get_prandom_u32), A64K(AND, R0, 2), A64K(OR, R0, 1),
+		A64K(MUL, R0, 3), JK(JSET, R0, 4, 2), MOV64K(R0, 0), EXIT(),
+		LDX(DW, R0, R0, 0), EXIT() }, ACCEPT },
+	{ "tnum_mul: a bit the product may set keeps its branch", XBPF_PROG_XDP, {
+		CALL_HELPER(BPF_FUNC_get_prandom_u32), A64K(AND, R0, 2), A64K(OR, R0, 1),
+		A64K(MUL, R0, 3), JK(JSET, R0, 8, 2), MOV64K(R0, 0), EXIT(),
+		LDX(DW, R0, R0, 0), EXIT() }, REJECT("R0 invalid mem access 'scalar'") },
 	/* ---- helper prototypes as the kernel has them ------------------------------ */
 	{ "helper proto: skb_load_bytes may not fill the packet itself", XBPF_PROG_SCHED_CLS, {
 		LDX(W, R6, R1, SKB(data)), LDX(W, R7, R1, SKB(data_end)), MOV64X(R3, R6),

@@ -101,6 +101,11 @@ int main(void)
 				      (unsigned long long)y);
 			}
 		}
+		/* union: members of either are members */
+		for (int i = 0; i < na; i++)
+			CHECK(member(tnum_union(a, b), ma[i]), "union");
+		for (int j = 0; j < nb; j++)
+			CHECK(member(tnum_union(a, b), mb[j]), "union");
 		/* intersect: members of both stay members */
 		for (int i = 0; i < na; i++)
 			if (member(b, ma[i]))
