@@ -52,7 +52,10 @@ static const struct xbpf_helper_proto protos[] = {
 	HELPER(map_update_elem, INTEGER, PKT_ACCESS, ALL, A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY), A(PTR_TO_MAP_VALUE), A(ANYTHING)),
 	HELPER(map_delete_elem, INTEGER, PKT_ACCESS, ALL, A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY)),
 	HELPER(map_lookup_percpu_elem, PTR_TO_MAP_VALUE_OR_NULL, PKT_ACCESS, ALL, A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY), A(ANYTHING)),
-	/* ring buffers (reserve/submit/discard need reference tracking: not yet) */
+	/* ring buffers: a reserved record is a reference, submitted or discarded on every path */
+	HELPER(ringbuf_reserve, PTR_TO_RINGBUF_MEM_OR_NULL, 0, ALL, A(CONST_MAP_PTR), A(CONST_ALLOC_SIZE_OR_ZERO), A(ANYTHING)),
+	HELPER(ringbuf_submit, VOID, 0, ALL, A(PTR_TO_RINGBUF_MEM_RELEASE), A(ANYTHING)),
+	HELPER(ringbuf_discard, VOID, 0, ALL, A(PTR_TO_RINGBUF_MEM_RELEASE), A(ANYTHING)),
 	HELPER(ringbuf_output, INTEGER, 0, ALL, A(CONST_MAP_PTR), A(PTR_TO_MEM), A(CONST_SIZE_OR_ZERO), A(ANYTHING)),
 	HELPER(ringbuf_query, INTEGER, 0, ALL, A(CONST_MAP_PTR), A(ANYTHING)),
 	/* time, randomness, CPU */

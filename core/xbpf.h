@@ -296,12 +296,15 @@ enum xbpf_arg_type {
 	XBPF_ARG_CONST_ALLOC_SIZE_OR_ZERO, /* a known constant size (ringbuf_reserve) */
 	XBPF_ARG_PTR_TO_RW_MEM,	       /* initialized memory the helper also writes, size next */
 	XBPF_ARG_PTR_TO_FIXED_MEM,     /* arg_size[] initialized bytes the helper writes, aligned */
+	XBPF_ARG_PTR_TO_RINGBUF_MEM_RELEASE, /* a ringbuf_reserve() record, released by the call */
 };
 
 enum xbpf_ret_type {
 	XBPF_RET_INTEGER = 0,
 	XBPF_RET_VOID,
 	XBPF_RET_PTR_TO_MAP_VALUE_OR_NULL,
+	/* A record of the constant size asked for, or NULL; a reference to release. */
+	XBPF_RET_PTR_TO_RINGBUF_MEM_OR_NULL,
 };
 
 /* Bit per program type in xbpf_helper_proto.prog_types. */

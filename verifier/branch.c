@@ -14,19 +14,6 @@
 
 /* ---- branches ---------------------------------------------------------- */
 
-void xv_for_each_reg(struct xv_env *env, struct xv_state *st, reg_visit_fn fn, void *priv)
-{
-	for (int i = 0; i <= st->curframe; i++) {
-		struct xv_func_state *f = st->frame[i];
-
-		for (int r = 0; r < XV_MAX_REG; r++)
-			fn(env, &f->regs[r], priv);
-		for (int s = 0; s < f->nslots; s++)
-			if (f->stack[s].slot_type[XV_SLOT - 1] == STACK_SPILL)
-				fn(env, &f->stack[s].spilled, priv);
-	}
-}
-
 struct null_mark {
 	uint32_t id;
 	bool is_null;
@@ -36,8 +23,7 @@ static void mark_null_one(struct xv_env *env, struct xv_reg *reg, void *priv)
 {
 	struct null_mark *m = priv;
 
-	if ((reg->type != PTR_TO_MAP_VALUE_OR_NULL && reg->type != CONST_PTR_TO_MAP_OR_NULL) ||
-	    reg->id != m->id)
+	if (!xv_type_may_be_null(reg->type) || reg->id != m->id)
 		return;
 	if (m->is_null) {
 		bool w = reg->written;
@@ -45,15 +31,21 @@ static void mark_null_one(struct xv_env *env, struct xv_reg *reg, void *priv)
 		xv_mark_known(reg, 0);
 		reg->written = w;
 	} else {
-		reg->type = reg->type == CONST_PTR_TO_MAP_OR_NULL ? CONST_PTR_TO_MAP : PTR_TO_MAP_VALUE;
-		reg->id = 0;
+		reg->type = reg->type == CONST_PTR_TO_MAP_OR_NULL ? CONST_PTR_TO_MAP :
+			    reg->type == PTR_TO_RINGBUF_MEM_OR_NULL ? PTR_TO_RINGBUF_MEM :
+								      PTR_TO_MAP_VALUE;
+		reg->id = 0; /* ref_obj_id stays: the record is released by it */
 	}
 }
 
-static void mark_ptr_or_null_regs(struct xv_env *env, struct xv_state *st, uint32_t id, bool is_null)
+static void mark_ptr_or_null_regs(struct xv_env *env, struct xv_state *st, uint32_t id,
+				  uint32_t ref_obj_id, bool is_null)
 {
 	struct null_mark m = { id, is_null };
 
+	/* NULL: nothing was acquired on this side (the kernel's release_reference_nomark()). */
+	if (is_null && ref_obj_id && ref_obj_id == id)
+		xv_release_ref_state(st, id);
 	xv_for_each_reg(env, st, mark_null_one, &m);
 }
 
@@ -241,7 +233,8 @@ int xv_check_cond_jmp(struct xv_env *env, const struct xbpf_insn *insn, int *ins
 	if (dst->type == SCALAR_VALUE && src->type == SCALAR_VALUE) {
 		pred = xv_is_branch_taken(dst, src, op, is32);
 	} else if (!is32 && xv_reg_is_const(src) && src->var_off.value == 0 &&
-		   dst->type == PTR_TO_MAP_VALUE && (op == XBPF_JEQ || op == XBPF_JNE)) {
+		   (dst->type == PTR_TO_MAP_VALUE || dst->type == PTR_TO_RINGBUF_MEM) &&
+		   (op == XBPF_JEQ || op == XBPF_JNE)) {
 		pred = op == XBPF_JNE;
 	}
 	if (pred >= 0) {
@@ -283,12 +276,12 @@ int xv_check_cond_jmp(struct xv_env *env, const struct xbpf_insn *insn, int *ins
 		}
 	} else if (!is32 && (op == XBPF_JEQ || op == XBPF_JNE) && xv_reg_is_const(src) &&
 		   src->var_off.value == 0 &&
-		   (dst->type == PTR_TO_MAP_VALUE_OR_NULL || dst->type == CONST_PTR_TO_MAP_OR_NULL)) {
-		uint32_t id = dst->id;
+		   xv_type_may_be_null(dst->type)) {
+		uint32_t id = dst->id, ref = dst->ref_obj_id;
 
 		/* JEQ: taken side is null.  JNE: fall-through side is null. */
-		mark_ptr_or_null_regs(env, other, id, op == XBPF_JEQ);
-		mark_ptr_or_null_regs(env, env->cur, id, op == XBPF_JNE);
+		mark_ptr_or_null_regs(env, other, id, ref, op == XBPF_JEQ);
+		mark_ptr_or_null_regs(env, env->cur, id, ref, op == XBPF_JNE);
 	} else if (use_src) {
 		try_match_pkt_pointers(env, insn, dst, src, env->cur, other);
 	}

@@ -77,6 +77,8 @@ static int check_helper_mem(struct xv_env *env, int regno, int size, bool write,
 		if (xv_check_map_access_type(env, regno, reg->off, size, write))
 			return -EACCES;
 		return xv_check_map_access(env, regno, reg->off, size, zero_ok);
+	case PTR_TO_RINGBUF_MEM:
+		return xv_check_mem_region(env, regno, reg->off, size, reg->mem_size, zero_ok);
 	case PTR_TO_STACK:
 		if (raw_mode && tnum_is_const(reg->var_off) && raw_regno)
 			*raw_regno = regno;
@@ -96,6 +98,7 @@ static int check_helper_mem(struct xv_env *env, int regno, int size, bool write,
 #define H_PERF_EVENT_OUTPUT 25
 #define H_REDIRECT_MAP 51
 #define H_RINGBUF_OUTPUT 130
+#define H_RINGBUF_RESERVE 131
 #define H_RINGBUF_QUERY 134
 #define H_MAP_LOOKUP_PERCPU 195
 
@@ -113,7 +116,8 @@ static int check_map_func_compat(struct xv_env *env, const struct xbpf_map_spec 
 
 	switch (map->type) {
 	case XBPF_MAP_RINGBUF:
-		ok = p->id == H_RINGBUF_OUTPUT || p->id == H_RINGBUF_QUERY;
+		ok = p->id == H_RINGBUF_OUTPUT || p->id == H_RINGBUF_QUERY ||
+		     p->id == H_RINGBUF_RESERVE;
 		break;
 	case XBPF_MAP_DEVMAP:
 		ok = p->id == H_REDIRECT_MAP || p->id == H_MAP_LOOKUP;
@@ -131,6 +135,7 @@ static int check_map_func_compat(struct xv_env *env, const struct xbpf_map_spec 
 		break;
 	case H_RINGBUF_OUTPUT:
 	case H_RINGBUF_QUERY:
+	case H_RINGBUF_RESERVE:
 		ok = ok && map->type == XBPF_MAP_RINGBUF;
 		break;
 	case H_MAP_LOOKUP_PERCPU:
@@ -177,8 +182,10 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 	struct xv_reg *regs = cur_regs(env);
 	const struct xbpf_map_spec *map = NULL;
 	int32_t map_idx = -1;
-	int err, raw_regno = -1, raw_size = 0;
+	int err, raw_regno = -1, raw_size = 0, release_regno = 0;
 	int64_t const_key = -1;
+	/* The reference an argument carries (at most one), the size of a record asked for. */
+	uint32_t ref_obj_id = 0, mem_size = 0;
 
 	if (!p) {
 		xv_err(env, "invalid func unknown#%d\n", insn->imm);
@@ -257,9 +264,44 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 			if (err)
 				return err;
 			break;
+		case XBPF_ARG_CONST_ALLOC_SIZE_OR_ZERO:
+			if (reg->type != SCALAR_VALUE) {
+				xv_err(env, "R%d type=%s expected=scalar\n", regno,
+				       xv_reg_type_str(reg->type));
+				return -EACCES;
+			}
+			/* The kernel's message, its stray quote included. */
+			if (!tnum_is_const(reg->var_off)) {
+				xv_err(env, "R%d is not a known constant'\n", regno);
+				return -EACCES;
+			}
+			mem_size = (uint32_t)reg->var_off.value;
+			err = xv_mark_precise(env, regno);
+			if (err)
+				return err;
+			break;
+		case XBPF_ARG_PTR_TO_RINGBUF_MEM_RELEASE:
+			if (reg->type != PTR_TO_RINGBUF_MEM) {
+				xv_err(env, "R%d type=%s expected=ringbuf_mem\n", regno,
+				       xv_reg_type_str(reg->type));
+				return -EACCES;
+			}
+			if (reg->off) {
+				xv_err(env, "R%d must have zero offset when passed to release func or trusted arg to kfunc\n",
+				       regno);
+				return -EINVAL;
+			}
+			err = xv_check_ptr_off_reg(env, reg, regno, false);
+			if (err)
+				return err;
+			if (!reg->ref_obj_id) {
+				xv_err(env, "R%d must be referenced when passed to release function\n", regno);
+				return -EINVAL;
+			}
+			release_regno = regno;
+			break;
 		case XBPF_ARG_CONST_SIZE:
-		case XBPF_ARG_CONST_SIZE_OR_ZERO:
-		case XBPF_ARG_CONST_ALLOC_SIZE_OR_ZERO: {
+		case XBPF_ARG_CONST_SIZE_OR_ZERO: {
 			bool zero_ok = at != XBPF_ARG_CONST_SIZE;
 			enum xbpf_arg_type prev = a ? p->args[a - 1] : XBPF_ARG_NONE;
 
@@ -310,6 +352,14 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 			       p->name, p->id, regno);
 			return -EINVAL;
 		}
+		if (at != XBPF_ARG_ANYTHING && reg->ref_obj_id) {
+			if (ref_obj_id) {
+				xv_err(env, "verifier bug: more than one arg with ref_obj_id R%d %u %u\n",
+				       regno, reg->ref_obj_id, ref_obj_id);
+				return -EFAULT;
+			}
+			ref_obj_id = reg->ref_obj_id;
+		}
 	}
 	if (map) {
 		err = check_map_func_compat(env, map, p);
@@ -321,6 +371,10 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 		err = xv_check_mem_access(env, raw_regno, i, 1, true, -1, false, false);
 		if (err)
 			return err;
+	}
+	if (release_regno && (!ref_obj_id || xv_release_reference(env, ref_obj_id))) {
+		xv_err(env, "func bpf_%s#%d reference has not been acquired before\n", p->name, p->id);
+		return -EINVAL;
 	}
 	if (p->changes_pkt_data)
 		xv_clear_all_pkt_pointers(env);
@@ -351,6 +405,16 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 		regs[0].map_idx = map_idx;
 		if (regs[0].type != PTR_TO_MAP_VALUE)
 			regs[0].id = ++env->id_gen;
+		break;
+	case XBPF_RET_PTR_TO_RINGBUF_MEM_OR_NULL:
+		/* One id for the null check, then the reference's, which replaces it (as in the kernel). */
+		mark_ptr(&regs[0], PTR_TO_RINGBUF_MEM_OR_NULL);
+		regs[0].mem_size = mem_size;
+		regs[0].id = ++env->id_gen;
+		err = xv_acquire_reference(env, env->insn_idx, &regs[0].id);
+		if (err)
+			return err;
+		regs[0].ref_obj_id = regs[0].id;
 		break;
 	default:
 		xv_mark_unknown(&regs[0]);

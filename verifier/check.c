@@ -149,6 +149,9 @@ static int do_one(struct xv_env *env, const struct xbpf_insn *insn, bool *path_d
 		break;
 	case XBPF_FMT_EXIT:
 		env->jmps_processed++;
+		err = xv_check_resource_leak(env, "BPF_EXIT instruction in main prog");
+		if (err)
+			break;
 		/* A callee may return nothing: only the caller's reads of R0 are checked. */
 		if (env->cur->curframe) {
 			err = xv_prepare_func_exit(env, &env->insn_idx);

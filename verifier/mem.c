@@ -69,6 +69,12 @@ static int mem_region_access(struct xv_env *env, int regno, int off, int size, u
 	return 0;
 }
 
+int xv_check_mem_region(struct xv_env *env, int regno, int off, int size, uint32_t mem_size,
+			bool zero_ok)
+{
+	return mem_region_access(env, regno, off, size, mem_size, zero_ok);
+}
+
 int xv_check_map_access(struct xv_env *env, int regno, int off, int size, bool zero_ok)
 {
 	const struct xv_reg *reg = &cur_regs(env)[regno];
@@ -287,6 +293,12 @@ int xv_check_mem_access(struct xv_env *env, int regno, int off, int size, bool w
 		else
 			err = xv_stack_read(env, regno, off, size, value_regno);
 		break;
+	case PTR_TO_RINGBUF_MEM:
+		/* Privileged: a pointer stored into the record is only a number to the reader. */
+		err = mem_region_access(env, regno, off, size, reg->mem_size, false);
+		if (!err && !write && value_regno >= 0)
+			xv_mark_unknown(&regs[value_regno]);
+		break;
 	case PTR_TO_PACKET:
 	case PTR_TO_PACKET_META:
 		if (write && !xv_prog_may_access_pkt(env->type, true)) {
@@ -480,6 +492,8 @@ int xv_check_ld_abs(struct xv_env *env, const struct xbpf_insn *insn)
 		return -EINVAL;
 	}
 	err = xv_check_reg_arg(env, 6, SRC_OP);
+	/* The load may end the program: nothing may be held across it. */
+	err = err ?: xv_check_resource_leak(env, "BPF_LD_[ABS|IND]");
 	if (err)
 		return err;
 	if (regs[6].type != PTR_TO_CTX) {

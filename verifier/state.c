@@ -65,6 +65,9 @@ void xv_state_clear(struct xv_state *st)
 		st->frame[i] = NULL;
 	}
 	st->curframe = 0;
+	free(st->refs);
+	st->refs = NULL;
+	st->acquired_refs = st->refs_cap = 0;
 	free(st->hist);
 	st->hist = NULL;
 	st->hist_cnt = st->hist_cap = 0;
@@ -111,6 +114,17 @@ int xv_state_copy(struct xv_state *dst, const struct xv_state *src)
 		if (f->nslots)
 			memcpy(d->stack, f->stack, f->nslots * sizeof(*stack));
 	}
+	if (dst->refs_cap < src->acquired_refs) {
+		struct xv_ref *r = realloc(dst->refs, src->acquired_refs * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		dst->refs = r;
+		dst->refs_cap = src->acquired_refs;
+	}
+	if (src->acquired_refs)
+		memcpy(dst->refs, src->refs, src->acquired_refs * sizeof(*dst->refs));
+	dst->acquired_refs = src->acquired_refs;
 	dst->curframe = src->curframe;
 	dst->parent = src->parent;
 	dst->first_insn_idx = src->first_insn_idx;
@@ -153,6 +167,19 @@ int xv_check_reg_arg(struct xv_env *env, int regno, int t)
 		xv_mark_unknown(&regs[regno]);
 	regs[regno].written = true;
 	return 0;
+}
+
+void xv_for_each_reg(struct xv_env *env, struct xv_state *st, reg_visit_fn fn, void *priv)
+{
+	for (int i = 0; i <= st->curframe; i++) {
+		struct xv_func_state *f = st->frame[i];
+
+		for (int r = 0; r < XV_MAX_REG; r++)
+			fn(env, &f->regs[r], priv);
+		for (int s = 0; s < f->nslots; s++)
+			if (f->stack[s].slot_type[XV_SLOT - 1] == STACK_SPILL)
+				fn(env, &f->stack[s].spilled, priv);
+	}
 }
 
 /* ---- comparison -------------------------------------------------------- */
@@ -203,7 +230,8 @@ static bool regs_exact(const struct xv_reg *a, const struct xv_reg *b, struct id
 	       a->smax_value == b->smax_value && a->umin_value == b->umin_value &&
 	       a->umax_value == b->umax_value && a->s32_min_value == b->s32_min_value &&
 	       a->s32_max_value == b->s32_max_value && a->u32_min_value == b->u32_min_value &&
-	       a->u32_max_value == b->u32_max_value && check_ids(m, a->id, b->id);
+	       a->u32_max_value == b->u32_max_value && a->mem_size == b->mem_size &&
+	       check_ids(m, a->id, b->id) && check_ids(m, a->ref_obj_id, b->ref_obj_id);
 }
 
 static bool regsafe(const struct xv_reg *old, const struct xv_reg *cur, struct id_map *m, bool exact)
@@ -241,6 +269,9 @@ static bool regsafe(const struct xv_reg *old, const struct xv_reg *cur, struct i
 		       tnum_in(old->var_off, cur->var_off);
 	case CONST_PTR_TO_MAP:
 		return old->map == cur->map && old->map_idx == cur->map_idx;
+	case PTR_TO_RINGBUF_MEM:
+	case PTR_TO_RINGBUF_MEM_OR_NULL:
+		return regs_exact(old, cur, m);
 	default:
 		return old->off == cur->off && range_within(old, cur) &&
 		       tnum_in(old->var_off, cur->var_off);
@@ -338,6 +369,18 @@ static bool func_states_equal(struct xv_env *env, const struct xv_func_state *ol
 	return stacksafe(old, cur, live_stack, m, exact);
 }
 
+/* The same references, ids mapped as the registers' are (refsafe()). */
+static bool refsafe(const struct xv_state *old, const struct xv_state *cur, struct id_map *m)
+{
+	if (old->acquired_refs != cur->acquired_refs)
+		return false;
+	for (uint32_t i = 0; i < old->acquired_refs; i++)
+		if (old->refs[i].type != cur->refs[i].type ||
+		    !check_ids(m, old->refs[i].id, cur->refs[i].id))
+			return false;
+	return true;
+}
+
 bool xv_states_equal(struct xv_env *env, const struct xv_state *old, const struct xv_state *cur,
 		     bool exact)
 {
@@ -367,7 +410,7 @@ bool xv_states_equal(struct xv_env *env, const struct xv_state *old, const struc
 		if (!func_states_equal(env, of, cf, live, live_stack, &m, exact))
 			return false;
 	}
-	return true;
+	return refsafe(old, cur, &m);
 }
 
 /* ---- printing ---------------------------------------------------------- */
@@ -386,6 +429,8 @@ const char *xv_reg_type_str(enum xv_reg_type t)
 	case PTR_TO_PACKET_META: return "pkt_meta";
 	case PTR_TO_PACKET: return "pkt";
 	case PTR_TO_PACKET_END: return "pkt_end";
+	case PTR_TO_RINGBUF_MEM: return "ringbuf_mem";
+	case PTR_TO_RINGBUF_MEM_OR_NULL: return "ringbuf_mem_or_null";
 	}
 	return "?";
 }
@@ -488,8 +533,16 @@ void xv_print_reg(struct xv_env *env, const struct xv_reg *r)
 			xv_log_printf(log, "%sid=%u", sep, r->id);
 			sep = ",";
 		}
+		if (r->ref_obj_id) {
+			xv_log_printf(log, "%sref_obj_id=%u", sep, r->ref_obj_id);
+			sep = ",";
+		}
 		if (r->off) {
 			xv_log_printf(log, "%soff=%d", sep, r->off);
+			sep = ",";
+		}
+		if (r->type == PTR_TO_RINGBUF_MEM || r->type == PTR_TO_RINGBUF_MEM_OR_NULL) {
+			xv_log_printf(log, "%ssz=%u", sep, r->mem_size);
 			sep = ",";
 		}
 		if (r->type == PTR_TO_PACKET || r->type == PTR_TO_PACKET_META) {
@@ -560,6 +613,15 @@ void xv_print_state(struct xv_env *env, const struct xv_func_state *f, bool all_
 			continue;
 		}
 		xv_log_printf(log, " fp%d=%s", -(s + 1) * XV_SLOT, types);
+	}
+	/* The path's references, after any frame's stack (the kernel prints the state's). */
+	if (env->cur && env->cur->acquired_refs) {
+		const char *sep = " refs=";
+
+		for (uint32_t i = 0; i < env->cur->acquired_refs; i++) {
+			xv_log_printf(log, "%s%u", sep, env->cur->refs[i].id);
+			sep = ",";
+		}
 	}
 }
 

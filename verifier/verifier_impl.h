@@ -61,6 +61,8 @@ enum xv_reg_type {
 	PTR_TO_PACKET,
 	PTR_TO_PACKET_END,
 	CONST_PTR_TO_MAP_OR_NULL, /* lookup in a map of maps */
+	PTR_TO_RINGBUF_MEM,	  /* a reserved ring buffer record: mem_size bytes */
+	PTR_TO_RINGBUF_MEM_OR_NULL,
 };
 
 struct xv_reg {
@@ -83,6 +85,10 @@ struct xv_reg {
 	bool link32;
 	/* PTR_TO_STACK: whose frame. */
 	uint32_t frameno;
+	/* PTR_TO_RINGBUF_MEM*: bytes of the record. */
+	uint32_t mem_size;
+	/* The reference (xv_state.refs) this pointer came from; released with it. */
+	uint32_t ref_obj_id;
 	struct tnum var_off;
 	int64_t smin_value, smax_value;
 	uint64_t umin_value, umax_value;
@@ -139,9 +145,26 @@ struct xv_hist {
 	uint16_t linked[XV_LINKED_MAX];
 };
 
+/*
+ * A resource the path holds (the kernel's bpf_reference_state): a pointer
+ * acquired by a helper (a ringbuf record), to be released before the
+ * program exits.  Per path, not per frame: callees see and release them.
+ */
+enum xv_ref_type {
+	XV_REF_PTR = 1,
+};
+
+struct xv_ref {
+	uint32_t id;
+	int32_t insn_idx;	/* the acquiring call */
+	enum xv_ref_type type;
+};
+
 struct xv_state {
 	struct xv_func_state *frame[XBPF_MAX_CALL_FRAMES];
 	int curframe;
+	struct xv_ref *refs;
+	uint32_t acquired_refs, refs_cap;
 	/* Last checkpoint on this path (for branch counting), or NULL. */
 	struct xv_explored *parent;
 	/* The segment since the parent checkpoint: first and last insn, history. */
@@ -295,6 +318,9 @@ void xv_state_clear(struct xv_state *st);
 bool xv_states_equal(struct xv_env *env, const struct xv_state *old, const struct xv_state *cur,
 		     bool exact);
 void xv_state_clear_singular_ids(struct xv_state *st);
+typedef void (*reg_visit_fn)(struct xv_env *env, struct xv_reg *reg, void *priv);
+/* Every register and spilled register of every frame of st. */
+void xv_for_each_reg(struct xv_env *env, struct xv_state *st, reg_visit_fn fn, void *priv);
 /* "R1=ctx() R10=fp0 fp-8=mmmmmmmm" for the current frame. */
 void xv_print_state(struct xv_env *env, const struct xv_func_state *f, bool all_regs);
 void xv_print_reg(struct xv_env *env, const struct xv_reg *reg);
@@ -352,6 +378,12 @@ static inline bool is_pkt(const struct xv_reg *reg)
 	return reg->type == PTR_TO_PACKET || reg->type == PTR_TO_PACKET_META;
 }
 
+static inline bool xv_type_may_be_null(enum xv_reg_type t)
+{
+	return t == PTR_TO_MAP_VALUE_OR_NULL || t == CONST_PTR_TO_MAP_OR_NULL ||
+	       t == PTR_TO_RINGBUF_MEM_OR_NULL;
+}
+
 static inline void mark_not_init(struct xv_reg *reg)
 {
 	memset(reg, 0, sizeof(*reg));
@@ -380,6 +412,9 @@ int xv_stack_const_key(struct xv_env *env, int regno, int key_size, int64_t *val
 
 /* mem.c */
 int xv_check_map_access(struct xv_env *env, int regno, int off, int size, bool zero_ok);
+/* check_mem_region_access(): every offset regs[regno]'s bounds allow inside mem_size bytes. */
+int xv_check_mem_region(struct xv_env *env, int regno, int off, int size, uint32_t mem_size,
+			bool zero_ok);
 int xv_check_map_access_type(struct xv_env *env, int regno, int off, int size, bool write);
 int xv_check_packet_access(struct xv_env *env, int regno, int off, int size, bool zero_ok);
 int xv_check_ptr_off_reg(struct xv_env *env, const struct xv_reg *reg, int regno, bool fixed_off_ok);
@@ -404,14 +439,25 @@ void xv_update_branch_counts(struct xv_explored *e);
 int xv_is_state_visited(struct xv_env *env, int idx);
 
 /* branch.c */
-typedef void (*reg_visit_fn)(struct xv_env *env, struct xv_reg *reg, void *priv);
-/* Every register and spilled register of every frame of st. */
-void xv_for_each_reg(struct xv_env *env, struct xv_state *st, reg_visit_fn fn, void *priv);
 int xv_check_cond_jmp(struct xv_env *env, const struct xbpf_insn *insn, int *insn_idx);
 
 /* calls.c */
 int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn);
 int xv_check_func_call(struct xv_env *env, const struct xbpf_insn *insn, int *insn_idx);
+
+/* refs.c */
+/* A new reference of the path, acquired by the call at insn_idx: its id in *ret_id. */
+int xv_acquire_reference(struct xv_env *env, int insn_idx, uint32_t *ret_id);
+/* Release reference id: every pointer carrying it becomes a scalar; -EINVAL if not held. */
+int xv_release_reference(struct xv_env *env, uint32_t id);
+/*
+ * A path that ends here (prefix names how: "BPF_EXIT instruction in main
+ * prog", "BPF_LD_[ABS|IND]") must not hold a reference; only checked in the
+ * main frame, as the kernel does (check_resource_leak()).
+ */
+int xv_check_resource_leak(struct xv_env *env, const char *prefix);
+/* Drop reference id from st (registers untouched); -EINVAL if st does not hold it. */
+int xv_release_ref_state(struct xv_state *st, uint32_t id);
 int xv_prepare_func_exit(struct xv_env *env, int *insn_idx);
 void xv_clear_all_pkt_pointers(struct xv_env *env);
 

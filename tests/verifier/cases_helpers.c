@@ -43,6 +43,15 @@
 	MOV64K(R3, 64), MOV64K(R4, 0), __VA_ARGS__, LDX(DW, R1, FP, -8), A64X(ADD, R7, R1), \
 	LDX(B, R0, R7, 0), EXIT() }
 
+/* r0 = bpf_ringbuf_reserve(map 0, SIZE, 0): the call is insn 4 (alloc_insn=4). */
+#define RESERVE(SIZE) LD_MAP(R1, 0), MOV64K(R2, SIZE), MOV64K(R3, 0), \
+	CALL_HELPER(BPF_FUNC_ringbuf_reserve)
+/* ... and NULL checked: r6 = the record (9 insns). */
+#define RESERVED_IN_R6(SIZE) RESERVE(SIZE), JK(JNE, R0, 0, 2), MOV64K(R0, 0), EXIT(), MOV64X(R6, R0)
+#define SUBMIT(REG) MOV64X(R1, REG), MOV64K(R2, 0), CALL_HELPER(BPF_FUNC_ringbuf_submit)
+#define DISCARD(REG) MOV64X(R1, REG), MOV64K(R2, 0), CALL_HELPER(BPF_FUNC_ringbuf_discard)
+#define RET0 MOV64K(R0, 0), EXIT()
+
 const struct vcase vcases_helpers[] = {
 	/* ---- program types ----------------------------------------------------- */
 	{ "types: xdp_load_bytes is XDP only", XBPF_PROG_SCHED_CLS, {
@@ -217,6 +226,144 @@ const struct vcase vcases_helpers[] = {
 	{ "maps: a ring buffer is no redirect map", XBPF_PROG_XDP, {
 		LD_MAP(R1, 0), MOV64K(R2, 0), MOV64K(R3, 0), CALL_HELPER(BPF_FUNC_redirect_map), EXIT() },
 		MAPS(RINGBUF), REJECT("cannot pass map_type 27 into func bpf_redirect_map#51") },
+
+	/* ---- ring buffer records: references released on every path ---------------- */
+	{ "ringbuf: reserve, write, submit", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(16), ST(DW, R6, 0, 7), ST(DW, R6, 8, 9), SUBMIT(R6), RET0 },
+		MAPS(RINGBUF), ACCEPT },
+	{ "ringbuf: reserve, discard", XBPF_PROG_SCHED_CLS, {
+		RESERVED_IN_R6(8), DISCARD(R6), RET0 }, MAPS(RINGBUF), ACCEPT },
+	{ "ringbuf: reserve in a socket filter", XBPF_PROG_SOCKET_FILTER, {
+		RESERVED_IN_R6(8), ST(DW, R6, 0, 1), SUBMIT(R6), RET0 }, MAPS(RINGBUF), ACCEPT },
+	{ "ringbuf: the record unreleased at exit", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(8), RET0 }, MAPS(RINGBUF), REJECT("Unreleased reference id=2 alloc_insn=4") },
+	{ "ringbuf: the leak named at exit", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(8), RET0 }, MAPS(RINGBUF),
+		REJECT("BPF_EXIT instruction in main prog would lead to reference leak") },
+	{ "ringbuf: never null checked, never released", XBPF_PROG_XDP, {
+		RESERVE(8), MOV64X(R6, R0), RET0 }, MAPS(RINGBUF),
+		REJECT("Unreleased reference id=2 alloc_insn=4") },
+	{ "ringbuf: the second record unreleased", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(8), RESERVE(8), MOV64X(R7, R0), SUBMIT(R6), RET0 }, MAPS(RINGBUF),
+		REJECT("Unreleased reference id=4 alloc_insn=13") },
+	{ "ringbuf: written before the NULL check", XBPF_PROG_XDP, {
+		RESERVE(8), ST(DW, R0, 0, 7), RET0 }, MAPS(RINGBUF),
+		REJECT("R0 invalid mem access 'ringbuf_mem_or_null'") },
+	{ "ringbuf: submitted before the NULL check", XBPF_PROG_XDP, {
+		RESERVE(8), SUBMIT(R0), RET0 }, MAPS(RINGBUF),
+		REJECT("R1 type=ringbuf_mem_or_null expected=ringbuf_mem") },
+	{ "ringbuf: arithmetic before the NULL check", XBPF_PROG_XDP, {
+		RESERVE(8), A64K(ADD, R0, 8), RET0 }, MAPS(RINGBUF),
+		REJECT("R0 pointer arithmetic on ringbuf_mem_or_null prohibited, null-check it first") },
+	{ "ringbuf: NULL checked through a copy", XBPF_PROG_XDP, {
+		RESERVE(8), MOV64X(R6, R0), JK(JNE, R6, 0, 2), MOV64K(R0, 0), EXIT(), SUBMIT(R0), RET0 },
+		MAPS(RINGBUF), ACCEPT },
+	{ "ringbuf: JEQ NULL check, released on the taken side", XBPF_PROG_XDP, {
+		RESERVE(8), JK(JEQ, R0, 0, 4), MOV64X(R6, R0), SUBMIT(R6), RET0 },
+		MAPS(RINGBUF), ACCEPT },
+	{ "ringbuf: a write past the record", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(8), ST(DW, R6, 8, 7), SUBMIT(R6), RET0 }, MAPS(RINGBUF),
+		REJECT("invalid access to memory, mem_size=8 off=8 size=8") },
+	{ "ringbuf: a read below the record", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(8), LDX(B, R7, R6, -1), SUBMIT(R6), RET0 }, MAPS(RINGBUF),
+		REJECT("invalid access to memory, mem_size=8 off=-1 size=1") },
+	{ "ringbuf: read back what was written", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(8), ST(W, R6, 4, 7), LDX(W, R7, R6, 4), SUBMIT(R6), MOV64X(R0, R7), EXIT() },
+		MAPS(RINGBUF), ACCEPT },
+	{ "ringbuf: a bounded variable offset inside", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(16), CALL_HELPER(BPF_FUNC_get_prandom_u32), A64K(AND, R0, 7),
+		MOV64X(R7, R6), A64X(ADD, R7, R0), ST(DW, R7, 0, 1), SUBMIT(R6), RET0 },
+		MAPS(RINGBUF), ACCEPT },
+	{ "ringbuf: a variable offset past the end", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(16), CALL_HELPER(BPF_FUNC_get_prandom_u32), A64K(AND, R0, 15),
+		MOV64X(R7, R6), A64X(ADD, R7, R0), ST(DW, R7, 0, 1), SUBMIT(R6), RET0 },
+		MAPS(RINGBUF), REJECT("R7 max value is outside of the allowed memory range") },
+	{ "ringbuf: a record of zero bytes", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(0), SUBMIT(R6), RET0 }, MAPS(RINGBUF), ACCEPT },
+	{ "ringbuf: nothing fits a record of zero bytes", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(0), ST(B, R6, 0, 1), SUBMIT(R6), RET0 }, MAPS(RINGBUF),
+		REJECT("invalid access to memory, mem_size=0 off=0 size=1") },
+	{ "ringbuf: the size must be a known constant", XBPF_PROG_XDP, {
+		CALL_HELPER(BPF_FUNC_get_prandom_u32), A64K(AND, R0, 15), MOV64X(R2, R0), LD_MAP(R1, 0),
+		MOV64K(R3, 0), CALL_HELPER(BPF_FUNC_ringbuf_reserve), RET0 }, MAPS(RINGBUF),
+		REJECT("R2 is not a known constant'") },
+	{ "ringbuf: the size is no pointer", XBPF_PROG_XDP, {
+		LD_MAP(R1, 0), MOV64X(R2, FP), MOV64K(R3, 0), CALL_HELPER(BPF_FUNC_ringbuf_reserve), RET0 },
+		MAPS(RINGBUF), REJECT("R2 type=fp expected=scalar") },
+	{ "ringbuf: reserve needs a ring buffer", XBPF_PROG_XDP, {
+		RESERVE(8), RET0 }, MAPS(ARRAY_64(0)),
+		REJECT("cannot pass map_type 2 into func bpf_ringbuf_reserve#131") },
+	{ "ringbuf: used after submit", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(8), SUBMIT(R6), ST(DW, R6, 0, 1), RET0 }, MAPS(RINGBUF),
+		REJECT("R6 invalid mem access 'scalar'") },
+	{ "ringbuf: a spilled copy used after discard", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(8), STX(DW, FP, R6, -8), DISCARD(R6), LDX(DW, R7, FP, -8),
+		ST(DW, R7, 0, 1), RET0 }, MAPS(RINGBUF), REJECT("R7 invalid mem access 'scalar'") },
+	{ "ringbuf: submitted twice", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(8), SUBMIT(R6), SUBMIT(R6), RET0 }, MAPS(RINGBUF),
+		REJECT("R1 type=scalar expected=ringbuf_mem") },
+	{ "ringbuf: submit then discard", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(8), SUBMIT(R6), DISCARD(R6), RET0 }, MAPS(RINGBUF),
+		REJECT("R1 type=scalar expected=ringbuf_mem") },
+	{ "ringbuf: submit what was never reserved", XBPF_PROG_XDP, {
+		SUBMIT(FP), RET0 }, REJECT("R1 type=fp expected=ringbuf_mem") },
+	{ "ringbuf: submit NULL", XBPF_PROG_XDP, {
+		MOV64K(R6, 0), SUBMIT(R6), RET0 }, REJECT("R1 type=scalar expected=ringbuf_mem") },
+	{ "ringbuf: submit a map value", XBPF_PROG_XDP, {
+		VALUE_IN_R7, SUBMIT(R7), RET0 }, MAPS(ARRAY_64(0)),
+		REJECT("R1 type=map_value expected=ringbuf_mem") },
+	{ "ringbuf: submit with an offset", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(16), A64K(ADD, R6, 8), SUBMIT(R6), RET0 }, MAPS(RINGBUF),
+		REJECT("R1 must have zero offset when passed to release func") },
+	{ "ringbuf: submit with a variable offset", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(16), CALL_HELPER(BPF_FUNC_get_prandom_u32), A64K(AND, R0, 8),
+		A64X(ADD, R6, R0), SUBMIT(R6), RET0 }, MAPS(RINGBUF),
+		REJECT("variable ringbuf_mem access var_off=(0x0; 0x8) disallowed") },
+	{ "ringbuf: released on both branches", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(8), CALL_HELPER(BPF_FUNC_get_prandom_u32), JK(JEQ, R0, 0, 5),
+		SUBMIT(R6), RET0, DISCARD(R6), RET0 }, MAPS(RINGBUF), ACCEPT },
+	{ "ringbuf: released on one branch only", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(8), CALL_HELPER(BPF_FUNC_get_prandom_u32), JK(JEQ, R0, 0, 3),
+		SUBMIT(R6), RET0 }, MAPS(RINGBUF), REJECT("Unreleased reference id=2 alloc_insn=4") },
+	{ "ringbuf: the record as ringbuf_output's data", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(16), ST(DW, R6, 0, 1), ST(DW, R6, 8, 2), LD_MAP(R1, 0), MOV64X(R2, R6),
+		MOV64K(R3, 16), MOV64K(R4, 0), CALL_HELPER(BPF_FUNC_ringbuf_output), SUBMIT(R6), RET0 },
+		MAPS(RINGBUF), ACCEPT },
+	{ "ringbuf: ringbuf_output past the record", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(16), LD_MAP(R1, 0), MOV64X(R2, R6), MOV64K(R3, 24), MOV64K(R4, 0),
+		CALL_HELPER(BPF_FUNC_ringbuf_output), SUBMIT(R6), RET0 }, MAPS(RINGBUF),
+		REJECT("invalid access to memory, mem_size=16 off=0 size=24") },
+	{ "ringbuf: the record filled by xdp_load_bytes", XBPF_PROG_XDP, {
+		MOV64X(R9, R1), RESERVED_IN_R6(8), MOV64X(R1, R9), MOV64K(R2, 0), MOV64X(R3, R6),
+		MOV64K(R4, 8), CALL_HELPER(BPF_FUNC_xdp_load_bytes), SUBMIT(R6), RET0 },
+		MAPS(RINGBUF), ACCEPT },
+	{ "ringbuf: LD_ABS while holding a record", XBPF_PROG_SCHED_CLS, {
+		MOV64X(R9, R1), RESERVED_IN_R6(8), MOV64X(R7, R6), MOV64X(R6, R9), LDABS(B, 0),
+		SUBMIT(R7), RET0 }, MAPS(RINGBUF),
+		REJECT("BPF_LD_[ABS|IND] would lead to reference leak") },
+	{ "ringbuf: LD_ABS after the submit", XBPF_PROG_SCHED_CLS, {
+		MOV64X(R9, R1), RESERVED_IN_R6(8), SUBMIT(R6), MOV64X(R6, R9), LDABS(B, 0), EXIT() },
+		MAPS(RINGBUF), ACCEPT },
+	{ "ringbuf: submitted by a subprog", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(8), MOV64X(R1, R6), CALL_PC(2), RET0,
+		/* subprog(rec): submit */
+		MOV64K(R2, 0), CALL_HELPER(BPF_FUNC_ringbuf_submit), RET0 }, MAPS(RINGBUF), ACCEPT },
+	{ "ringbuf: reserved by a subprog, submitted by main", XBPF_PROG_XDP, {
+		CALL_PC(7), JK(JNE, R0, 0, 1), EXIT(), SUBMIT(R0), RET0,
+		/* subprog: return bpf_ringbuf_reserve(map, 8, 0) */
+		RESERVE(8), EXIT() }, MAPS(RINGBUF), ACCEPT },
+	{ "ringbuf: reserved by a subprog, leaked by main", XBPF_PROG_XDP, {
+		CALL_PC(2), RET0,
+		/* subprog: reserve, check, return 0 */
+		RESERVED_IN_R6(8), RET0 }, MAPS(RINGBUF), REJECT("Unreleased reference id=2 alloc_insn=7") },
+	{ "ringbuf: a subprog uses the record after submitting it", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(8), MOV64X(R1, R6), CALL_PC(2), RET0,
+		MOV64X(R7, R1), SUBMIT(R7), ST(DW, R7, 0, 1), RET0 }, MAPS(RINGBUF),
+		REJECT("R7 invalid mem access 'scalar'") },
+	{ "ringbuf: main uses the record a subprog submitted", XBPF_PROG_XDP, {
+		RESERVED_IN_R6(8), MOV64X(R1, R6), CALL_PC(3), ST(DW, R6, 0, 1), RET0,
+		MOV64K(R2, 0), CALL_HELPER(BPF_FUNC_ringbuf_submit), RET0 }, MAPS(RINGBUF),
+		REJECT("R6 invalid mem access 'scalar'") },
 
 	/* ---- packet pointers after the call ---------------------------------------- */
 	{ "pkt: skb_vlan_push moves packet data", XBPF_PROG_SCHED_CLS,
