@@ -289,6 +289,8 @@ struct xbpf_prog {
 	size_t func_cnt;
 	struct xbpf_line *lines; /* sorted by insn */
 	size_t line_cnt;
+	struct xbpf_func_sig *sigs; /* func_info, one per function; NULL without BTF */
+	size_t sig_cnt;
 };
 
 struct xbpf_object {
@@ -372,5 +374,16 @@ struct xbpf_btf_line {
 };
 int __xbpf_btf_ext_lines(const struct xbpf_btf *btf, const void *ext, size_t ext_size,
 			 const char *sec_name, struct xbpf_btf_line **ret_lines, size_t *ret_cnt);
+
+/* func_info records of .BTF.ext for one ELF section (insn_off in instructions). */
+int __xbpf_btf_ext_funcs(const struct xbpf_btf *btf, const void *ext, size_t ext_size,
+			 const char *sec_name, struct xbpf_func_info **ret_recs, size_t *ret_cnt);
+/* The signature of BTF FUNC type_id for a program of `type`; -EINVAL if not a FUNC. */
+int __xbpf_btf_func_sig(const struct xbpf_btf *btf, uint32_t type_id, enum xbpf_prog_type type,
+			struct xbpf_func_sig *sig);
+/* Give prog its func_info (cnt records, insn offsets in the linked program). */
+int __xbpf_prog_set_func_info(struct xbpf_object *obj, struct xbpf_prog *prog,
+			      const struct xbpf_btf *btf, const struct xbpf_func_info *recs,
+			      size_t cnt);
 
 #endif /* XBPF_CORE_IMPL_H */

@@ -86,4 +86,34 @@ void __xbpf_map_lookup_plan(const struct xbpf_map *map, struct xbpf_lookup_plan 
 /* Offset of the thread's CPU id (an int) from the thread pointer: the same in every thread. */
 intptr_t __xbpf_cpu_tls_offset(void);
 
+/* ---- functions' BTF signatures (func_info) ------------------------------- */
+
+#define XBPF_FUNC_MAX_ARGS 5
+
+enum xbpf_func_arg {
+	XBPF_FUNC_ARG_SCALAR = 1, /* int or enum */
+	XBPF_FUNC_ARG_CTX,	  /* pointer to the program type's context struct */
+	XBPF_FUNC_ARG_MEM,	  /* pointer to mem_size bytes, or NULL */
+};
+
+/*
+ * One function of a program with BTF, as the kernel's btf_prepare_func_args()
+ * types it.  err/err_msg: the kernel's errno and message when the prototype
+ * cannot be typed (only reported for a global function).
+ */
+struct xbpf_func_sig {
+	uint32_t insn; /* first instruction (func_info insn_off) */
+	const char *name;
+	bool global;	 /* BTF linkage global */
+	bool ret_scalar; /* returns int or enum */
+	int err;
+	char err_msg[160];
+	int arg_cnt;
+	enum xbpf_func_arg args[XBPF_FUNC_MAX_ARGS];
+	uint32_t mem_size[XBPF_FUNC_MAX_ARGS];
+};
+
+/* The program's func_info in order, or NULL (*ret_cnt 0) when it has no BTF. */
+const struct xbpf_func_sig *__xbpf_prog_func_sigs(const struct xbpf_prog *prog, size_t *ret_cnt);
+
 #endif /* XBPF_LIBXBPF_INTERNAL_H */

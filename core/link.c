@@ -422,6 +422,49 @@ out:
 	return err;
 }
 
+/*
+ * func_info of the linked program, as libbpf passes it: each function's
+ * record moved to where the function landed.  A program some function of
+ * which has no record gets none (the kernel would refuse the mismatch).
+ */
+static int add_func_info(struct linker *l, struct xbpf_prog *prog)
+{
+	struct xbpf_elf *elf = l->elf;
+	struct xbpf_func_info *out;
+	size_t r, n = 0;
+	int err = 0;
+
+	if (!elf->has_btf || !elf->btf_ext)
+		return 0;
+	out = calloc(l->nregions ? l->nregions : 1, sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (r = 0; r < l->nregions; r++) {
+		const struct xbpf_elf_func *f = &elf->funcs[l->regions[r].func];
+		struct xbpf_func_info *recs;
+		size_t cnt, k;
+
+		err = __xbpf_btf_ext_funcs(&elf->btf, elf->btf_ext, elf->btf_ext_size,
+					   elf->secs[f->sec].name, &recs, &cnt);
+		if (err)
+			goto out;
+		for (k = 0; k < cnt && recs[k].insn_off != f->start; k++)
+			;
+		if (k < cnt)
+			out[n++] = (struct xbpf_func_info){ .insn_off = (uint32_t)l->regions[r].out_start,
+							    .type_id = recs[k].type_id };
+		free(recs);
+		if (k == cnt) {
+			pr_debug("elf: function '%s' has no func_info: program without BTF\n", f->name);
+			goto out;
+		}
+	}
+	err = __xbpf_prog_set_func_info(l->obj, prog, &elf->btf, out, n);
+out:
+	free(out);
+	return err;
+}
+
 static int build_prog(struct xbpf_object *obj, struct xbpf_elf *elf, size_t fi,
 		      enum xbpf_prog_type type)
 {
@@ -464,6 +507,7 @@ static int build_prog(struct xbpf_object *obj, struct xbpf_elf *elf, size_t fi,
 	}
 	prog->func_cnt = l.nregions;
 	err = add_lines(&l, prog);
+	err = err ?: add_func_info(&l, prog);
 out:
 	free(l.out);
 	free(l.regions);

@@ -157,6 +157,7 @@ struct xbpf_object *xbpf_object__close(struct xbpf_object *obj)
 		free(obj->progs[i].insns);
 		free(obj->progs[i].funcs);
 		free(obj->progs[i].lines);
+		free(obj->progs[i].sigs);
 	}
 	free(obj->progs);
 	/* outer maps first would not matter: inner pointers are never followed on free */

@@ -70,6 +70,38 @@ static int raw_funcs(struct xbpf_object *obj, struct xbpf_prog *prog)
 	return 0;
 }
 
+/* The raw program's BTF and func_info (opts->btf, opts->func_info), as BPF_PROG_LOAD takes them. */
+static int raw_func_info(struct xbpf_object *obj, struct xbpf_prog *prog,
+			 const struct xbpf_object_open_opts *opts)
+{
+	const void *data = OPTS_GET(opts, btf, NULL);
+	size_t size = OPTS_GET(opts, btf_size, 0), cnt = OPTS_GET(opts, func_info_cnt, 0);
+	const struct xbpf_func_info *recs = OPTS_GET(opts, func_info, NULL);
+	struct xbpf_btf btf;
+	void *copy;
+	int err;
+
+	if (!data && !recs)
+		return 0;
+	if (!data || !size || !recs || !cnt) {
+		pr_warn("raw: BTF and func_info go together\n");
+		return -EINVAL;
+	}
+	/* The parser keeps pointers into an aligned image. */
+	copy = malloc(size);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, data, size);
+	err = __xbpf_btf_parse(copy, size, &btf);
+	if (!err) {
+		/* Names are copied into obj: the BTF image need not outlive this call. */
+		err = __xbpf_prog_set_func_info(obj, prog, &btf, recs, cnt);
+		__xbpf_btf_free(&btf);
+	}
+	free(copy);
+	return err;
+}
+
 struct xbpf_object *xbpf_object__open_raw(const struct xbpf_insn *insns, size_t insn_cnt,
 					  enum xbpf_prog_type type, const struct xbpf_map_spec *maps,
 					  size_t map_cnt, const struct xbpf_object_open_opts *opts)
@@ -116,6 +148,7 @@ struct xbpf_object *xbpf_object__open_raw(const struct xbpf_insn *insns, size_t 
 	memcpy(prog->insns, insns, insn_cnt * sizeof(*insns));
 	prog->insn_cnt = insn_cnt;
 	err = raw_funcs(obj, prog);
+	err = err ?: raw_func_info(obj, prog, opts);
 	if (err)
 		goto err_close;
 	return obj;

@@ -170,6 +170,12 @@ struct xbpf_global_value {
 	size_t size;	       /* the variable's size exactly */
 };
 
+/* One function's BTF: the kernel's struct bpf_func_info (insn_off in instructions). */
+struct xbpf_func_info {
+	uint32_t insn_off;
+	uint32_t type_id; /* a BTF FUNC */
+};
+
 struct xbpf_object_open_opts {
 	size_t sz;
 	/* Name for messages; default: file name or "raw". */
@@ -198,9 +204,18 @@ struct xbpf_object_open_opts {
 	size_t global_cnt;
 	/* xbpf_object__open_raw(): the program's license; default "GPL". */
 	const char *license;
+	/*
+	 * xbpf_object__open_raw(): the program's BTF (a raw .BTF blob, as for
+	 * BPF_BTF_LOAD) and its func_info records, as BPF_PROG_LOAD takes them:
+	 * the verifier then types global functions from BTF.  Both or neither.
+	 */
+	const void *btf;
+	size_t btf_size;
+	const struct xbpf_func_info *func_info;
+	size_t func_info_cnt;
 	size_t : 0;
 };
-#define xbpf_object_open_opts__last_field license
+#define xbpf_object_open_opts__last_field func_info_cnt
 
 /*
  * Open an object produced by clang -target bpf: programs by section, .text

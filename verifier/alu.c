@@ -64,7 +64,7 @@ static int adjust_ptr_alu(struct xv_env *env, const struct xbpf_insn *insn, stru
 		return -EACCES;
 	}
 	if (ptr->type == PTR_TO_MAP_VALUE_OR_NULL || ptr->type == CONST_PTR_TO_MAP_OR_NULL ||
-	    ptr->type == PTR_TO_RINGBUF_MEM_OR_NULL) {
+	    ptr->type == PTR_TO_RINGBUF_MEM_OR_NULL || ptr->type == PTR_TO_MEM_OR_NULL) {
 		xv_err(env, "R%d pointer arithmetic on %s prohibited, null-check it first\n",
 		       insn->dst_reg, tstr);
 		return -EACCES;

@@ -33,6 +33,7 @@ static void mark_null_one(struct xv_env *env, struct xv_reg *reg, void *priv)
 	} else {
 		reg->type = reg->type == CONST_PTR_TO_MAP_OR_NULL ? CONST_PTR_TO_MAP :
 			    reg->type == PTR_TO_RINGBUF_MEM_OR_NULL ? PTR_TO_RINGBUF_MEM :
+			    reg->type == PTR_TO_MEM_OR_NULL	    ? PTR_TO_MEM :
 								      PTR_TO_MAP_VALUE;
 		reg->id = 0; /* ref_obj_id stays: the record is released by it */
 	}
@@ -233,7 +234,8 @@ int xv_check_cond_jmp(struct xv_env *env, const struct xbpf_insn *insn, int *ins
 	if (dst->type == SCALAR_VALUE && src->type == SCALAR_VALUE) {
 		pred = xv_is_branch_taken(dst, src, op, is32);
 	} else if (!is32 && xv_reg_is_const(src) && src->var_off.value == 0 &&
-		   (dst->type == PTR_TO_MAP_VALUE || dst->type == PTR_TO_RINGBUF_MEM) &&
+		   (dst->type == PTR_TO_MAP_VALUE || dst->type == PTR_TO_RINGBUF_MEM ||
+		    dst->type == PTR_TO_MEM) &&
 		   (op == XBPF_JEQ || op == XBPF_JNE)) {
 		pred = op == XBPF_JNE;
 	}

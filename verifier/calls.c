@@ -79,6 +79,8 @@ static int check_helper_mem(struct xv_env *env, int regno, int size, bool write,
 		return xv_check_map_access(env, regno, reg->off, size, zero_ok);
 	case PTR_TO_RINGBUF_MEM:
 		return xv_check_mem_region(env, regno, reg->off, size, reg->mem_size, zero_ok);
+	case PTR_TO_MEM:
+		return xv_check_mem_region(env, regno, reg->off, size, reg->mem_size, zero_ok);
 	case PTR_TO_STACK:
 		if (raw_mode && tnum_is_const(reg->var_off) && raw_regno)
 			*raw_regno = regno;
@@ -424,20 +426,120 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 	return 0;
 }
 
+/*
+ * Memory a global function may read and write: mem_size bytes at the
+ * register, or NULL (check_mem_reg()).  A pointer that may be NULL is
+ * checked as if it were not.
+ */
+static int check_mem_arg(struct xv_env *env, int regno, uint32_t mem_size)
+{
+	struct xv_reg *reg = &cur_regs(env)[regno], saved = *reg;
+	int err;
+
+	if (reg->type == SCALAR_VALUE && xv_reg_is_const(reg) && reg->var_off.value == 0)
+		return 0;
+	if (reg->type == PTR_TO_MAP_VALUE_OR_NULL)
+		reg->type = PTR_TO_MAP_VALUE;
+	else if (reg->type == PTR_TO_MEM_OR_NULL)
+		reg->type = PTR_TO_MEM;
+	err = check_helper_mem(env, regno, (int)mem_size, false, true, false, NULL);
+	err = err ?: check_helper_mem(env, regno, (int)mem_size, true, true, false, NULL);
+	*reg = saved;
+	return err;
+}
+
+/* The caller's R1-R5 against a global function's BTF (btf_check_func_arg_match()). */
+static int check_global_args(struct xv_env *env, const struct xbpf_func_sig *sig)
+{
+	for (int a = 0; a < sig->arg_cnt; a++) {
+		int regno = a + 1;
+		struct xv_reg *reg = &cur_regs(env)[regno];
+		int err;
+
+		switch (sig->args[a]) {
+		case XBPF_FUNC_ARG_SCALAR:
+			if (reg->type != SCALAR_VALUE) {
+				xv_err(env, "R%d is not a scalar\n", regno);
+				return -EINVAL;
+			}
+			break;
+		case XBPF_FUNC_ARG_CTX:
+			/* check_func_arg_reg_off(): a context pointer exactly as it came. */
+			if (reg->type != SCALAR_VALUE && reg->type != PTR_TO_STACK && !is_pkt(reg) &&
+			    reg->type != PTR_TO_MAP_VALUE && reg->type != PTR_TO_MEM &&
+			    (err = xv_check_ptr_off_reg(env, reg, regno, false)))
+				return err;
+			if (reg->type != PTR_TO_CTX) {
+				xv_err(env, "arg#%d expects pointer to ctx\n", a);
+				return -EINVAL;
+			}
+			break;
+		case XBPF_FUNC_ARG_MEM:
+			if (reg->type != SCALAR_VALUE && reg->type != PTR_TO_STACK && !is_pkt(reg) &&
+			    reg->type != PTR_TO_MAP_VALUE && reg->type != PTR_TO_MEM &&
+			    (err = xv_check_ptr_off_reg(env, reg, regno, false)))
+				return err;
+			if (check_mem_arg(env, regno, sig->mem_size[a]))
+				return -EINVAL;
+			break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A call of a global function: verified on its own later (only if some
+ * path calls it), so here only the arguments are checked against its BTF,
+ * and the caller gets an unknown scalar in R0.
+ */
+static int check_global_call(struct xv_env *env, int subprog)
+{
+	struct xv_subprog *sp = &env->subprog[subprog];
+	struct xv_reg *regs = cur_regs(env);
+	int err;
+
+	if (sp->sig->err) {
+		xv_err(env, "%s", sp->sig->err_msg);
+		err = sp->sig->err;
+	} else {
+		err = check_global_args(env, sp->sig);
+	}
+	if (err) {
+		xv_err(env, "Caller passes invalid args into func#%d ('%s')\n", subprog, sp->sig->name);
+		return err;
+	}
+	if (env->log.level)
+		xv_log_printf(&env->log, "Func#%d ('%s') is global and assumed valid.\n", subprog,
+			      sp->sig->name);
+	if (sp->changes_pkt_data)
+		xv_clear_all_pkt_pointers(env);
+	sp->called = true;
+	xv_clobber_caller_saved(env);
+	xv_mark_unknown(&regs[0]);
+	regs[0].written = true;
+	return 0;
+}
+
 int xv_check_func_call(struct xv_env *env, const struct xbpf_insn *insn, int *insn_idx)
 {
 	struct xv_state *st = env->cur;
 	struct xv_func_state *caller = cur_frame(env), *callee;
 	int target = *insn_idx + insn->imm + 1, subprog;
 
-	if (st->curframe + 1 >= XBPF_MAX_CALL_FRAMES) {
-		xv_err(env, "the call stack of %d frames is too deep\n", st->curframe + 2);
-		return -E2BIG;
-	}
 	subprog = xv_find_subprog(env, target);
 	if (subprog < 0) {
 		xv_err(env, "verifier bug. No program starts at insn %d\n", target);
 		return -EFAULT;
+	}
+	if (xv_subprog_is_global(env, subprog)) {
+		int err = check_global_call(env, subprog);
+
+		(*insn_idx)++;
+		return err;
+	}
+	if (st->curframe + 1 >= XBPF_MAX_CALL_FRAMES) {
+		xv_err(env, "the call stack of %d frames is too deep\n", st->curframe + 2);
+		return -E2BIG;
 	}
 	callee = xv_frame_new();
 	if (!callee)

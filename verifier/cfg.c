@@ -437,6 +437,16 @@ static int stack_walk(struct xv_env *env, int idx, int frame, int depth)
 		xv_err(env, "the call stack of %d frames is too deep !\n", frame);
 		return -E2BIG;
 	}
+	/*
+	 * A tail call unwinds only its own frame: with up to 33 of them in a
+	 * chain, the frames below one may hold at most 256 bytes.
+	 */
+	if (idx && sp->has_tail_call && depth >= 256) {
+		xv_err(env,
+		       "tail_calls are not allowed when call stack of previous frames is %d bytes. Too large\n",
+		       depth);
+		return -EACCES;
+	}
 	depth += round_frame(sp->stack_depth);
 	if (depth > XBPF_STACK_SIZE) {
 		xv_err(env, "combined stack size of %d calls is %d. Too large\n", frame + 1, depth);
@@ -454,6 +464,82 @@ static int stack_walk(struct xv_env *env, int idx, int frame, int depth)
 		err = stack_walk(env, callee, frame + 1, depth);
 		if (err)
 			return err;
+	}
+	return 0;
+}
+
+/* ---- func_info --------------------------------------------------------- */
+
+/* Subprograms that move packet data, themselves or through a callee. */
+static void mark_changes_pkt_data(struct xv_env *env)
+{
+	bool changed = true;
+
+	for (int i = 0; i < env->insn_cnt; i++) {
+		const struct xbpf_insn *insn = &env->insns[i];
+		const struct xbpf_helper_proto *p;
+
+		if (!xbpf_insn_is_helper_call(insn))
+			continue;
+		p = xbpf_helper_proto(insn->imm);
+		/* A tail-called program may move the packet too. */
+		if ((p && p->changes_pkt_data) || insn->imm == XV_HELPER_TAIL_CALL)
+			env->subprog[env->aux[i].subprog].changes_pkt_data = true;
+	}
+	while (changed) {
+		changed = false;
+		for (int i = 0; i < env->insn_cnt; i++) {
+			int callee;
+
+			if (!xbpf_insn_is_pseudo_call(&env->insns[i]))
+				continue;
+			callee = xv_find_subprog(env, i + env->insns[i].imm + 1);
+			if (callee >= 0 && env->subprog[callee].changes_pkt_data &&
+			    !env->subprog[env->aux[i].subprog].changes_pkt_data) {
+				env->subprog[env->aux[i].subprog].changes_pkt_data = true;
+				changed = true;
+			}
+		}
+	}
+}
+
+int xv_check_btf_func(struct xv_env *env)
+{
+	mark_changes_pkt_data(env);
+	if (!env->sigs)
+		return 0;
+	env->insn_idx = 0;
+	for (size_t i = 0; i < env->sig_cnt; i++) {
+		if (i == 0 && env->sigs[i].insn) {
+			xv_err(env, "nonzero insn_off %u for the first func info record\n", env->sigs[i].insn);
+			return -EINVAL;
+		}
+		if (i && env->sigs[i].insn <= env->sigs[i - 1].insn) {
+			xv_err(env, "same or smaller insn offset (%u) than previous func info record (%u)",
+			       env->sigs[i].insn, env->sigs[i - 1].insn);
+			return -EINVAL;
+		}
+	}
+	if (env->sig_cnt != (size_t)env->subprog_cnt) {
+		xv_err(env, "number of funcs in func_info doesn't match number of subprogs\n");
+		return -EINVAL;
+	}
+	for (int i = 0; i < env->subprog_cnt; i++) {
+		struct xv_subprog *sp = &env->subprog[i];
+
+		if ((uint32_t)sp->start != env->sigs[i].insn) {
+			xv_err(env, "func_info BTF section doesn't match subprog layout in BPF program\n");
+			return -EINVAL;
+		}
+		sp->sig = &env->sigs[i];
+		if (i && !sp->sig->ret_scalar && sp->has_ld_abs) {
+			xv_err(env, "LD_ABS is only allowed in functions that return 'int'.\n");
+			return -EINVAL;
+		}
+		if (i && !sp->sig->ret_scalar && sp->has_tail_call) {
+			xv_err(env, "tail_call is only allowed in functions that return 'int'.\n");
+			return -EINVAL;
+		}
 	}
 	return 0;
 }

@@ -47,8 +47,14 @@ static void print_insn(struct xv_env *env, int idx)
 	xv_log_printf(&env->log, "%d: %s", idx, buf);
 }
 
-static int init_state(struct xv_env *env)
+/*
+ * The entry state of subprog: main gets the context in R1; a global
+ * function its arguments as its BTF types them (btf_prepare_func_args()):
+ * scalars, the context, or memory of the pointed-to size that may be NULL.
+ */
+static int init_state(struct xv_env *env, int subprog)
 {
+	const struct xbpf_func_sig *sig = env->subprog[subprog].sig;
 	struct xv_func_state *f;
 
 	env->cur = xv_state_new();
@@ -59,18 +65,79 @@ static int init_state(struct xv_env *env)
 		return -ENOMEM;
 	env->cur->frame[0] = f;
 	f->callsite = -1;
+	f->subprogno = subprog;
 	for (int r = 0; r < XV_MAX_REG; r++)
 		mark_not_init(&f->regs[r]);
-	mark_ptr(&f->regs[1], PTR_TO_CTX);
-	/* RAW_MEM runs with the memory's length in R2: a value, not known here. */
-	if (env->type == XBPF_PROG_RAW_MEM)
-		xv_mark_unknown(&f->regs[2]);
 	mark_ptr(&f->regs[XBPF_REG_FP], PTR_TO_STACK);
+	if (!subprog) {
+		mark_ptr(&f->regs[1], PTR_TO_CTX);
+		/* RAW_MEM runs with the memory's length in R2: a value, not known here. */
+		if (env->type == XBPF_PROG_RAW_MEM)
+			xv_mark_unknown(&f->regs[2]);
+		return 0;
+	}
+	if (env->log.level)
+		xv_log_printf(&env->log, "Validating %s() func#%d...\n", sig->name, subprog);
+	if (sig->err) {
+		xv_err(env, "%s", sig->err_msg);
+		return sig->err;
+	}
+	for (int a = 0; a < sig->arg_cnt; a++) {
+		struct xv_reg *reg = &f->regs[a + 1];
+
+		switch (sig->args[a]) {
+		case XBPF_FUNC_ARG_SCALAR:
+			xv_mark_unknown(reg);
+			break;
+		case XBPF_FUNC_ARG_CTX:
+			mark_ptr(reg, PTR_TO_CTX);
+			break;
+		case XBPF_FUNC_ARG_MEM:
+			mark_ptr(reg, PTR_TO_MEM_OR_NULL);
+			reg->mem_size = sig->mem_size[a];
+			reg->id = ++env->id_gen;
+			break;
+		}
+	}
 	return 0;
+}
+
+/* Drop every checkpoint and path: each global function is walked from scratch. */
+static void free_states(struct xv_env *env)
+{
+	for (int i = 0; i < env->insn_cnt; i++) {
+		struct xv_explored *e = env->aux[i].explored;
+
+		while (e) {
+			struct xv_explored *next = e->next;
+
+			xv_state_clear(&e->st);
+			free(e);
+			e = next;
+		}
+		env->aux[i].explored = NULL;
+		env->aux[i].nr_states = 0;
+	}
+	while (env->evicted) {
+		struct xv_explored *next = env->evicted->next;
+
+		xv_state_clear(&env->evicted->st);
+		free(env->evicted);
+		env->evicted = next;
+	}
+	for (int i = 0; i < env->pending_cnt; i++)
+		xv_state_clear(&env->pending[i].st);
+	env->pending_cnt = 0;
+	xv_state_free(env->cur);
+	env->cur = NULL;
+	env->cur_states = 0;
 }
 
 static int static_subprog_checks(struct xv_env *env)
 {
+	/* With BTF these are allowed (xv_check_btf_func() has the rules). */
+	if (env->sigs)
+		return 0;
 	for (int i = 1; i < env->subprog_cnt; i++) {
 		struct xv_subprog *sp = &env->subprog[i];
 
@@ -160,6 +227,13 @@ static int do_one(struct xv_env *env, const struct xbpf_insn *insn, bool *path_d
 		err = xv_check_reg_arg(env, 0, SRC_OP);
 		if (err)
 			break;
+		/* A global function hands back a scalar (check_return_code()). */
+		if (cur_frame(env)->subprogno && cur_regs(env)[0].type != SCALAR_VALUE) {
+			xv_err(env, "At subprogram exit the register R0 is not a scalar value (%s)\n",
+			       xv_reg_type_str(cur_regs(env)[0].type));
+			err = -EINVAL;
+			break;
+		}
 		*path_done = true;
 		break;
 	case XBPF_FMT_JCOND:
@@ -172,16 +246,15 @@ static int do_one(struct xv_env *env, const struct xbpf_insn *insn, bool *path_d
 	return err;
 }
 
-int xv_do_check(struct xv_env *env)
+static int do_check_common(struct xv_env *env, int subprog)
 {
 	int err;
 	bool print_state = true;
 
-	err = static_subprog_checks(env);
-	err = err ?: init_state(env);
+	err = init_state(env, subprog);
 	if (err)
 		return err;
-	env->insn_idx = 0;
+	env->insn_idx = env->subprog[subprog].start;
 	env->prev_insn_idx = -1;
 	for (;;) {
 		const struct xbpf_insn *insn;
@@ -280,6 +353,45 @@ path_end:
 			break;
 		print_state = true;
 	}
+	/* The kernel keeps a level-1 log only for what failed. */
+	if (env->log.level == 1)
+		xv_log_reset(&env->log, 0);
+	free_states(env);
+	return 0;
+}
+
+/*
+ * Main first; then every global function some verified path called, each
+ * on its own from its BTF-typed arguments, until no new one is called
+ * (the kernel's do_check_main() and do_check_subprogs()).
+ */
+int xv_do_check(struct xv_env *env)
+{
+	int err, new_cnt;
+
+	err = static_subprog_checks(env);
+	err = err ?: do_check_common(env, 0);
+	if (err)
+		return err;
+	do {
+		new_cnt = 0;
+		for (int i = 1; i < env->subprog_cnt; i++) {
+			struct xv_subprog *sp = &env->subprog[i];
+
+			if (!xv_subprog_is_global(env, i) || !sp->called || sp->verified)
+				continue;
+			env->insn_idx = sp->start;
+			err = do_check_common(env, i);
+			if (err)
+				return err;
+			if (env->log.level)
+				xv_log_printf(&env->log,
+					      "Func#%d ('%s') is safe for any args that match its prototype\n",
+					      i, sp->sig->name);
+			sp->verified = true;
+			new_cnt++;
+		}
+	} while (new_cnt);
 	return 0;
 }
 

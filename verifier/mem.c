@@ -293,6 +293,7 @@ int xv_check_mem_access(struct xv_env *env, int regno, int off, int size, bool w
 		else
 			err = xv_stack_read(env, regno, off, size, value_regno);
 		break;
+	case PTR_TO_MEM:
 	case PTR_TO_RINGBUF_MEM:
 		/* Privileged: a pointer stored into the record is only a number to the reader. */
 		err = mem_region_access(env, regno, off, size, reg->mem_size, false);

@@ -224,6 +224,7 @@ static bool range_within(const struct xv_reg *old, const struct xv_reg *cur)
 static bool regs_exact(const struct xv_reg *a, const struct xv_reg *b, struct id_map *m)
 {
 	return a->type == b->type && a->off == b->off && a->range == b->range && a->map == b->map &&
+	       a->mem_size == b->mem_size &&
 	       a->frameno == b->frameno && a->link_off == b->link_off &&
 	       a->link32 == b->link32 && a->var_off.value == b->var_off.value &&
 	       a->var_off.mask == b->var_off.mask && a->smin_value == b->smin_value &&
@@ -259,6 +260,11 @@ static bool regsafe(const struct xv_reg *old, const struct xv_reg *cur, struct i
 	case CONST_PTR_TO_MAP_OR_NULL:
 		return old->map == cur->map && old->off == cur->off && range_within(old, cur) &&
 		       tnum_in(old->var_off, cur->var_off) && check_ids(m, old->id, cur->id);
+	case PTR_TO_MEM:
+	case PTR_TO_MEM_OR_NULL:
+		return old->mem_size == cur->mem_size && old->off == cur->off &&
+		       range_within(old, cur) && tnum_in(old->var_off, cur->var_off) &&
+		       check_ids(m, old->id, cur->id);
 	case PTR_TO_PACKET:
 	case PTR_TO_PACKET_META:
 		/* A longer proven range is fine, a shorter one is not. */
@@ -431,6 +437,8 @@ const char *xv_reg_type_str(enum xv_reg_type t)
 	case PTR_TO_PACKET_END: return "pkt_end";
 	case PTR_TO_RINGBUF_MEM: return "ringbuf_mem";
 	case PTR_TO_RINGBUF_MEM_OR_NULL: return "ringbuf_mem_or_null";
+	case PTR_TO_MEM: return "mem";
+	case PTR_TO_MEM_OR_NULL: return "mem_or_null";
 	}
 	return "?";
 }
@@ -535,6 +543,10 @@ void xv_print_reg(struct xv_env *env, const struct xv_reg *r)
 		}
 		if (r->ref_obj_id) {
 			xv_log_printf(log, "%sref_obj_id=%u", sep, r->ref_obj_id);
+			sep = ",";
+		}
+		if (r->type == PTR_TO_MEM || r->type == PTR_TO_MEM_OR_NULL) {
+			xv_log_printf(log, "%ssz=%u", sep, r->mem_size);
 			sep = ",";
 		}
 		if (r->off) {

@@ -145,6 +145,7 @@ int xv_verify_env(struct xv_env *env)
 	}
 	err = xv_check_encoding(env);
 	err = err ?: xv_find_subprogs(env);
+	err = err ?: xv_check_btf_func(env);
 	err = err ?: xv_check_cfg(env);
 	err = err ?: xv_compute_liveness(env);
 	err = err ?: xv_liveness_init(env);
@@ -196,6 +197,7 @@ int xbpf_verify(const struct xbpf_prog *prog, const struct xbpf_verify_opts *opt
 	env.map_rdonly_value = prog_map_rdonly_value;
 	env.map_priv = (void *)prog;
 	env.info = ret_info;
+	env.sigs = __xbpf_prog_func_sigs(prog, &env.sig_cnt);
 	env.err_insn = -1;
 	if (OPTS_HAS(opts, log_size))
 		xv_log_init(&env.log, opts->log_buf, opts->log_size, opts->log_level);

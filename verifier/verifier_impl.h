@@ -63,6 +63,8 @@ enum xv_reg_type {
 	CONST_PTR_TO_MAP_OR_NULL, /* lookup in a map of maps */
 	PTR_TO_RINGBUF_MEM,	  /* a reserved ring buffer record: mem_size bytes */
 	PTR_TO_RINGBUF_MEM_OR_NULL,
+	PTR_TO_MEM,		  /* mem_size bytes: a global function's memory argument */
+	PTR_TO_MEM_OR_NULL,
 };
 
 struct xv_reg {
@@ -85,7 +87,7 @@ struct xv_reg {
 	bool link32;
 	/* PTR_TO_STACK: whose frame. */
 	uint32_t frameno;
-	/* PTR_TO_RINGBUF_MEM*: bytes of the record. */
+	/* PTR_TO_RINGBUF_MEM*, PTR_TO_MEM*: bytes reachable from off 0. */
 	uint32_t mem_size;
 	/* The reference (xv_state.refs) this pointer came from; released with it. */
 	uint32_t ref_obj_id;
@@ -204,6 +206,12 @@ struct xv_subprog {
 	int stack_depth;	/* bytes used, as seen by the path walk */
 	bool has_tail_call;
 	bool has_ld_abs;
+	/* A helper that moves packet data is called here or in a callee (global calls). */
+	bool changes_pkt_data;
+	/* func_info: its BTF signature, NULL without BTF. */
+	const struct xbpf_func_sig *sig;
+	/* Global functions: called on some path, verified on their own. */
+	bool called, verified;
 };
 
 struct xv_pending {
@@ -249,6 +257,9 @@ struct xv_env {
 	/* Checkpoints dropped from aux[].explored while paths still point at them. */
 	struct xv_explored *evicted;
 	bool has_pseudo_call, has_tail_call, has_ld_abs;
+	/* The program's func_info (BTF): global functions are verified on their own. */
+	const struct xbpf_func_sig *sigs;
+	size_t sig_cnt;
 	/* BPF_F_STRICT_ALIGNMENT: every access aligned, packets as if NET_IP_ALIGN 2. */
 	bool strict_alignment;
 	/* BPF_F_TEST_STATE_FREQ: a checkpoint at every prune point. */
@@ -269,6 +280,8 @@ int xv_find_subprogs(struct xv_env *env);
 int xv_check_cfg(struct xv_env *env);
 int xv_compute_liveness(struct xv_env *env);
 int xv_check_max_stack_depth(struct xv_env *env);
+/* func_info against the subprograms (the kernel's check_btf_func()). */
+int xv_check_btf_func(struct xv_env *env);
 int xv_do_check(struct xv_env *env);
 int xv_find_subprog(const struct xv_env *env, int insn_idx);
 /* Registers insns[idx] reads or writes (bit per register), for the level-2 log. */
@@ -381,7 +394,7 @@ static inline bool is_pkt(const struct xv_reg *reg)
 static inline bool xv_type_may_be_null(enum xv_reg_type t)
 {
 	return t == PTR_TO_MAP_VALUE_OR_NULL || t == CONST_PTR_TO_MAP_OR_NULL ||
-	       t == PTR_TO_RINGBUF_MEM_OR_NULL;
+	       t == PTR_TO_RINGBUF_MEM_OR_NULL || t == PTR_TO_MEM_OR_NULL;
 }
 
 static inline void mark_not_init(struct xv_reg *reg)
@@ -459,6 +472,10 @@ int xv_check_resource_leak(struct xv_env *env, const char *prefix);
 /* Drop reference id from st (registers untouched); -EINVAL if st does not hold it. */
 int xv_release_ref_state(struct xv_state *st, uint32_t id);
 int xv_prepare_func_exit(struct xv_env *env, int *insn_idx);
+static inline bool xv_subprog_is_global(const struct xv_env *env, int subprog)
+{
+	return env->subprog[subprog].sig && env->subprog[subprog].sig->global;
+}
 void xv_clear_all_pkt_pointers(struct xv_env *env);
 
 #endif /* XBPF_VERIFIER_IMPL_H */

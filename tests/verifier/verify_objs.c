@@ -18,6 +18,11 @@
  * with --kernel).  --max-insns-ratio fails a program whose processed
  * instructions exceed R times the kernel's (a deterministic count, not a
  * timing: it says both verifiers walked the same states).
+ *
+ * --by-name: each program's name says the verdict instead (ok_* accepted,
+ * bad_* rejected), for the shape tests (tests/verifier/shapes/).  With
+ * --kernel the kernel must reach it too, and a rejection's kernel message
+ * (the line before its statistics) must be in xlb's log.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,6 +39,13 @@
 #define LOG_SIZE (16 << 20)
 
 static char *logbuf;
+#ifdef WITH_KERNEL
+static char *klogbuf;
+#endif
+#ifdef WITH_KERNEL
+/* The kernel's message for the last program it rejected. */
+static char kmsg[512];
+#endif
 
 #ifdef WITH_KERNEL
 static int kernel_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -45,23 +57,37 @@ static int kernel_print(enum libbpf_print_level level, const char *fmt, va_list 
 static int kernel_verify(const char *obj_path, const char *name, unsigned *ret_insns, char *depth,
 			 size_t depth_len)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .kernel_log_buf = logbuf, .kernel_log_size = LOG_SIZE,
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .kernel_log_buf = klogbuf, .kernel_log_size = LOG_SIZE,
 		    .kernel_log_level = 1 | 4);
 	struct bpf_object *obj;
 	struct bpf_program *p;
 	const char *s;
 	int err;
 
-	logbuf[0] = '\0';
+	klogbuf[0] = '\0';
+	kmsg[0] = '\0';
 	obj = bpf_object__open_file(obj_path, &oo);
 	if (!obj)
 		return -errno;
 	bpf_object__for_each_program(p, obj)
 		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), name));
 	err = bpf_object__load(obj);
-	s = strstr(logbuf, "processed ");
+	s = strstr(klogbuf, "processed ");
 	*ret_insns = s ? (unsigned)strtoul(s + 10, NULL, 10) : 0;
-	s = strstr(logbuf, "stack depth ");
+	if (err) {
+		/* The verifier's message: the line before its statistics. */
+		const char *end = strstr(klogbuf, "\nverification time"), *b;
+
+		end = end ? end : klogbuf + strlen(klogbuf);
+		for (b = end; b > klogbuf && b[-1] != '\n'; b--)
+			;
+		/* A caller's wrong argument: the line before says which. */
+		if (!strncmp(b, "Caller passes", 13) && b > klogbuf)
+			for (b--; b > klogbuf && b[-1] != '\n'; b--)
+				;
+		snprintf(kmsg, sizeof(kmsg), "%.*s", (int)(end - b), b);
+	}
+	s = strstr(klogbuf, "stack depth ");
 	depth[0] = '\0';
 	if (s)
 		snprintf(depth, depth_len, "%.*s", (int)strspn(s + 12, "0123456789+"), s + 12);
@@ -84,7 +110,7 @@ static int build_seeds(const char *script, const char *seeds, const char *workdi
 
 int main(int argc, char **argv)
 {
-	bool kernel = false;
+	bool kernel = false, by_name = false;
 	int failed = 0, progs = 0;
 	char seed_objs[2][4096];
 	const char *objs[64], *gaps[16], *rejects[16];
@@ -94,9 +120,16 @@ int main(int argc, char **argv)
 	logbuf = malloc(LOG_SIZE);
 	if (!logbuf)
 		return 1;
+#ifdef WITH_KERNEL
+	klogbuf = malloc(LOG_SIZE);
+	if (!klogbuf)
+		return 1;
+#endif
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--kernel")) {
 			kernel = true;
+		} else if (!strcmp(argv[i], "--by-name")) {
+			by_name = true;
 		} else if (!strcmp(argv[i], "--build-seeds") && i + 3 < argc) {
 			int rc = build_seeds(argv[i + 1], argv[i + 2], argv[i + 3]);
 
@@ -158,6 +191,7 @@ int main(int argc, char **argv)
 			char depth[256] = "", *d = depth, key[512], pkey[512];
 			int err = xbpf_verify(prog, &opts, &info);
 			bool gap = false, expect_reject = false;
+			bool want_ok = !!strncmp(xbpf_prog__name(prog), "bad_", 4);
 
 			progs++;
 			for (uint32_t f = 0; f < info.func_cnt && d < depth + sizeof(depth) - 8; f++)
@@ -187,7 +221,17 @@ int main(int argc, char **argv)
 							 sizeof(kdepth));
 
 				printf(" %10u %-16s", kinsns, kdepth);
-				if (!kerr != !err && !gap) {
+				if (by_name && !kerr != want_ok) {
+					printf("\nFAIL: the kernel %s it (%s)", kerr ? "rejects" : "accepts",
+					       kmsg);
+					failed++;
+				} else if (by_name && kerr && err && !strstr(logbuf, kmsg)) {
+					printf("\nFAIL: xlb's log lacks the kernel's \"%s\":\n%s", kmsg,
+					       logbuf);
+					failed++;
+				} else if (by_name && kerr && err) {
+					printf("\n  both: %s", kmsg);
+				} else if (!kerr != !err && !gap) {
 					printf("\nDIFF: kernel %s (%d), xbpf %s", kerr ? "rejects" : "accepts",
 					       kerr, err ? "rejects" : "accepts");
 					failed++;
@@ -204,6 +248,14 @@ int main(int argc, char **argv)
 			}
 #endif
 			printf("\n");
+			if (by_name) {
+				if (!err != want_ok) {
+					printf("FAIL: xbpf %s %s/%s: %s %s\n", err ? "rejects" : "accepts", base,
+					       xbpf_prog__name(prog), info.err_msg, info.err_line);
+					failed++;
+				}
+				continue;
+			}
 			if (expect_reject) {
 				if (err)
 					printf("REJECTED as expected: %s/%s: %s\n", base,
