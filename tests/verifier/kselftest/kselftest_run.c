@@ -332,8 +332,6 @@ static const char *skip_reason(const struct kcase *c, char *buf, size_t size)
 			return buf;
 		}
 	}
-	if (c->btf_types || c->func_info_cnt)
-		return "program BTF (func_info) in a raw load: not read by xlb's raw loader";
 	for (int i = 0; i < c->insn_cnt; i++) {
 		const struct bpf_insn *in = &c->insns[i];
 
@@ -399,12 +397,47 @@ static int kernel_map(int kind)
 	return fd;
 }
 
+/* The case's BTF as test_verifier builds it: a header, its types, its strings. */
+static void *case_btf(const struct kcase *c, size_t *ret_size)
+{
+	struct btf_header hdr = {
+		.magic = BTF_MAGIC,
+		.version = BTF_VERSION,
+		.hdr_len = sizeof(hdr),
+		.type_len = (uint32_t)c->btf_types_cnt * 4,
+		.str_off = (uint32_t)c->btf_types_cnt * 4,
+		.str_len = (uint32_t)c->btf_strings_len,
+	};
+	size_t size = sizeof(hdr) + hdr.type_len + hdr.str_len;
+	uint8_t *blob;
+
+	*ret_size = 0;
+	if (!c->btf_types)
+		return NULL;
+	blob = malloc(size);
+	if (!blob)
+		return NULL;
+	memcpy(blob, &hdr, sizeof(hdr));
+	memcpy(blob + sizeof(hdr), c->btf_types, hdr.type_len);
+	memcpy(blob + sizeof(hdr) + hdr.type_len, c->btf_strings, hdr.str_len);
+	*ret_size = size;
+	return blob;
+}
+
 /* 1 accepted, 0 rejected, -1 the kernel would not judge it (errno kept). */
-static int kernel_verdict(const struct kcase *c, const struct bpf_insn *insns, char *log, size_t size)
+static int kernel_verdict(const struct kcase *c, const struct bpf_insn *insns, char *log, size_t size,
+			  int btf_fd)
 {
 	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = c->attach);
 	int fd, err;
 
+	if (btf_fd >= 0)
+		o.prog_btf_fd = btf_fd;
+	if (c->func_info_cnt) {
+		o.func_info = c->func_info;
+		o.func_info_cnt = c->func_info_cnt;
+		o.func_info_rec_size = sizeof(c->func_info[0]);
+	}
 	o.prog_flags = BPF_F_TEST_RND_HI32 | (c->flags & ~3u);
 	if (c->flags & 2)
 		o.prog_flags |= BPF_F_STRICT_ALIGNMENT;
@@ -448,6 +481,10 @@ static int xlb_verdict(const struct kcase *c, const struct bpf_insn *insns,
 		       const struct xbpf_map_spec *maps, size_t map_cnt, struct xbpf_verify_info *info)
 {
 	XBPF_OPTS(xbpf_verify_opts, o, .log_buf = xlog, .log_size = XLOG_SIZE);
+	/* struct bpf_func_info and struct xbpf_func_info are the same two words. */
+	XBPF_OPTS(xbpf_object_open_opts, oo, .func_info = (const void *)c->func_info,
+		  .func_info_cnt = (size_t)c->func_info_cnt);
+	void *btf = case_btf(c, &oo.btf_size);
 	uint32_t flags = c->flags & ~3u;
 	enum xbpf_prog_type t = XBPF_PROG_UNSPEC;
 	struct xbpf_object *obj;
@@ -462,7 +499,11 @@ static int xlb_verdict(const struct kcase *c, const struct bpf_insn *insns,
 	o.prog_flags = flags | XBPF_F_TEST_RND_HI32;
 	memset(info, 0, sizeof(*info));
 	xlog[0] = '\0';
-	obj = xbpf_object__open_raw((const struct xbpf_insn *)insns, c->insn_cnt, t, maps, map_cnt, NULL);
+	oo.btf = oo.func_info_cnt ? btf : NULL;
+	if (!oo.btf)
+		oo.func_info = NULL, oo.func_info_cnt = oo.btf_size = 0;
+	obj = xbpf_object__open_raw((const struct xbpf_insn *)insns, c->insn_cnt, t, maps, map_cnt, &oo);
+	free(btf);
 	if (!obj) {
 		snprintf(info->err_msg, sizeof(info->err_msg), "xbpf_object__open_raw: %s",
 			 strerror(errno));
@@ -505,7 +546,7 @@ static void run_case(struct kcase *c, bool list_skips, struct tally *t)
 	struct bpf_insn *xins = calloc(c->insn_cnt ? c->insn_cnt : 1, sizeof(*xins));
 	struct xbpf_map_spec maps[FX_CNT], inner = { .name = "inner", .type = XBPF_MAP_ARRAY,
 						      .key_size = 4, .value_size = 4, .max_entries = 1 };
-	int fds[FX_CNT], nmaps = 0, kv, xv;
+	int fds[FX_CNT], nmaps = 0, kv, xv, btf_fd = -1;
 	char why[256], kmsg[512];
 	const char *reason;
 	struct xbpf_verify_info info;
@@ -562,7 +603,21 @@ static void run_case(struct kcase *c, bool list_skips, struct tally *t)
 		if (is_ldimm64(&xins[i]) && !patched[i] && xins[i].src_reg &&
 		    xins[i].imm >= 0 && xins[i].imm < nmaps)
 			xins[i].imm += 1 << 20;
-	kv = kernel_verdict(c, kins, klog, KLOG_SIZE);
+	if (c->btf_types) {
+		size_t bsize;
+		void *blob = case_btf(c, &bsize);
+
+		btf_fd = blob ? bpf_btf_load(blob, bsize, NULL) : -1;
+		free(blob);
+		if (btf_fd < 0) {
+			t->skipped++;
+			if (list_skips)
+				printf("skip #%d %s: the kernel refuses its BTF (%s)\n", c->idx, c->descr,
+				       strerror(errno));
+			goto out;
+		}
+	}
+	kv = kernel_verdict(c, kins, klog, KLOG_SIZE, btf_fd);
 	if (kv < 0) {
 		t->skipped++;
 		if (list_skips)
@@ -593,6 +648,8 @@ static void run_case(struct kcase *c, bool list_skips, struct tally *t)
 	       kv ? "" : last_line(klog, kmsg, sizeof(kmsg)), xv ? "accepts" : "rejects",
 	       xv ? "" : ": ", xv ? "" : info.err_msg);
 out:
+	if (btf_fd >= 0)
+		close(btf_fd);
 	for (int k = 0; k < FX_CNT; k++)
 		if (fds[k] >= 0)
 			close(fds[k]);
