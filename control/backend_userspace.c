@@ -20,6 +20,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,6 +206,54 @@ static int verify_gate(struct userspace *u, struct xlb_err *err)
 	return 0;
 }
 
+/*
+ * Encapsulated health probes leave through the exception port: the
+ * healthcheck tc program (the kernel backend's, kernel_hc.c) on the egress
+ * of the tap that xlb-dpdk's exception port sits on encapsulates them
+ * toward their real before xlb-dpdk sends them out of the data port.  The
+ * tap lives and dies with xlb-dpdk, so each xlb-dpdk (pid and start) gets
+ * the program set up once, when it is first seen.
+ */
+static void hc_sync(struct userspace *u)
+{
+	struct kernel *k = &u->k;
+	struct xlb_dpdk_status st;
+	struct xlb_dpdk_port_stats p;
+	char name[IF_NAMESIZE];
+
+	if (!userspace_dpdk_status(u, &st) || !userspace_dpdk_alive(&st) ||
+	    (st.pid == u->hc_pid && st.start_ns == u->hc_start_ns))
+		return;
+	u->hc_pid = st.pid;
+	u->hc_start_ns = st.start_ns;
+	kernel_hc_teardown(k, true); /* the previous xlb-dpdk's tap is gone with it */
+	k->iface_cnt = 0;
+	for (uint32_t i = 0; i < st.nr_ports && i < XLB_DPDK_MAX_PORTS; i++) {
+		if (xbpf_map__lookup(u->dpdk[UD_PORTS], &i, &p) || p.role != XLB_DPDK_PORT_EXCEPTION)
+			continue;
+		if (!if_indextoname(p.ifindex, name)) {
+			snprintf(k->hc_msg, sizeof(k->hc_msg),
+				 "exception port %.48s has no kernel interface here (ifindex %u)",
+				 p.name, p.ifindex);
+			ulog(u, LOG_WARNING, "encapsulated health probes unavailable: %s", k->hc_msg);
+			return;
+		}
+		snprintf(k->ifaces[0].name, sizeof(k->ifaces[0].name), "%s", name);
+		k->ifaces[0].ifindex = (int)p.ifindex;
+		k->iface_cnt = 1;
+		kernel_hc_setup(k);
+		return;
+	}
+	snprintf(k->hc_msg, sizeof(k->hc_msg), "xlb-dpdk has no exception port");
+}
+
+static int userspace_hc_real_put(struct xlb_backend *be, uint32_t mark, const struct xlb_ip *addr,
+				 enum xlb_encap encap, struct xlb_err *err)
+{
+	hc_sync(be->priv);
+	return kernel_hc_real_put(be, mark, addr, encap, err);
+}
+
 static int userspace_open(struct xlb_backend *be, const struct xlb_backend_opts *opts,
 			  struct xlb_err *err)
 {
@@ -240,6 +289,10 @@ static int userspace_open(struct xlb_backend *be, const struct xlb_backend_opts 
 	if (!ret)
 		ulog(u, LOG_INFO, "userspace backend: programming xlb-dpdk's maps in %s (%d lcore(s))",
 		     u->maps_dir, k->ncpus);
+	if (!ret) {
+		snprintf(k->hc_msg, sizeof(k->hc_msg), "xlb-dpdk is not running");
+		hc_sync(u);
+	}
 	return ret;
 }
 
@@ -274,6 +327,7 @@ static void userspace_close(struct xlb_backend *be, bool keep)
 
 	if (!u)
 		return;
+	kernel_hc_teardown(&u->k, keep);
 	if (!keep && u->dpdk[UD_STATUS])
 		remove_maps(u);
 	for (int m = 0; m < KM_CNT; m++)
@@ -295,6 +349,7 @@ const struct xlb_backend_ops xlb_backend_userspace_ops = {
 	/* the dataplane's maps: the kernel backend's code, over xlb-dpdk's shared maps */
 	.config_put = kernel_config_put,
 	KERNEL_MAPS_OPS,
+	.hc_real_put = userspace_hc_real_put,
 	/* xlb-dpdk's own */
 	.io_stats = userspace_io_stats,
 	.status = userspace_status,

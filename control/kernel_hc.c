@@ -148,7 +148,11 @@ void kernel_hc_setup(struct kernel *k)
 			goto fail;
 		}
 	}
-	snprintf(k->hc_msg, sizeof(k->hc_msg), "attached on tc egress (%.150s)", path);
+	if (k->iface_cnt == 1)
+		snprintf(k->hc_msg, sizeof(k->hc_msg), "attached on tc egress of %.16s (%.150s)",
+			 k->ifaces[0].name, path);
+	else
+		snprintf(k->hc_msg, sizeof(k->hc_msg), "attached on tc egress (%.150s)", path);
 	klog(k, LOG_INFO, "health probes through the encapsulated path: %s", k->hc_msg);
 	return;
 fail:

@@ -36,6 +36,9 @@ struct userspace {
 	char run_dir[256];
 	char maps_dir[300];
 	struct xbpf_map *dpdk[UD_CNT]; /* what xlb-dpdk publishes beside the program's maps */
+	/* The xlb-dpdk (pid, start) whose exception port the healthcheck program was set up on. */
+	uint32_t hc_pid;
+	uint64_t hc_start_ns;
 };
 
 #define ulog(u, lvl, ...) klog(&(u)->k, lvl, __VA_ARGS__)

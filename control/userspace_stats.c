@@ -137,7 +137,7 @@ json_t *userspace_status(struct xlb_backend *be)
 	if (u->k.verify_json)
 		json_object_set(json_object_get(j, "verifier"), "programs", u->k.verify_json);
 	json_object_set_new(j, "healthcheck_program",
-			    json_pack("{s:b, s:s}", "attached", 0, "message",
-				      "probes go directly to the reals through the exception port"));
+			    json_pack("{s:b, s:s}", "attached", u->k.hc_obj != NULL, "message",
+				      u->k.hc_msg));
 	return j;
 }

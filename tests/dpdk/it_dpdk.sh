@@ -14,7 +14,9 @@
 #    per VIP: none is reset or moves to another real, the state is the same;
 #  - bad input while traffic flows: malformed changes through lbctl and
 #    malformed updates of the shared maps themselves (map_poke) are
-#    refused, nothing disturbed.
+#    refused, nothing disturbed;
+#  - encapsulated health probes: the healthcheck tc program on the tap
+#    encapsulates them, and a real that lost the VIP is seen down.
 # Usage: it_dpdk.sh PMD XLB_DPDK XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ MAP_POKE
 set -u
 PMD=$1 DPDK_BIN=$2 XLBD=$3 LBCTL=$4 DECAP=$5 LB_OBJ=$6 DECAP_OBJ=$7 MAP_POKE=$8
@@ -284,4 +286,29 @@ lbctl vip set $VIP:80 allow 10.10.1.0/24 || fail "allow-list with the client"
 out=$(client spread $VIP 30)
 echo "$out" | grep -q '"fails": 0' || fail "an allowed source is refused: $out"
 lbctl vip set $VIP:80 allow none || fail "allow none"
+
+# Probes through the encapsulated path: xlbd sets the healthcheck tc program
+# up on the egress of the exception port's tap (again for each xlb-dpdk: this
+# one was restarted above), which encapsulates them toward their real before
+# xlb-dpdk sends them out.  A real that answers on its own address but lost
+# the VIP is down for clients, and only an encapsulated probe sees it.
+step "health probes through the encapsulated path (healthcheck program on the tap)"
+lbctl vip set $VIP:80 hc http hc-via encap hc-interval 200 hc-timeout 150 hc-rise 2 hc-fall 2 ||
+	fail "vip set hc-via encap"
+for r in "${REALS[@]}"; do
+	wait_health $VIP:80/tcp "$r" up || fail "$r not healthy through the encapsulated path"
+done
+lbctl -j status | python3 -c '
+import json, sys
+h = json.load(sys.stdin)["dataplane"]["healthcheck_program"]
+print("healthcheck program:", h["message"])
+sys.exit(0 if h["attached"] and "'"$DPDK_TAP"'" in h["message"] else 1)' ||
+	fail "healthcheck program not attached on the tap $DPDK_TAP"
+ip -n $T-r3 addr del $VIP/32 dev lo
+wait_health $VIP:80/tcp "${REALS[2]}" down || fail "a real without the VIP not seen by the encapsulated probe"
+ip netns exec $T-cl curl -s --max-time 2 "http://${REALS[2]}/" | grep -q r3 ||
+	fail "r3 should still answer on its own address"
+ip -n $T-r3 addr add $VIP/32 dev lo
+wait_health $VIP:80/tcp "${REALS[2]}" up || fail "r3 not back after the VIP returned"
+lbctl vip set $VIP:80 $HC || fail "direct probes again"
 echo PASS
