@@ -52,14 +52,25 @@ int __xbpf_lookup_plans(const struct xbpf_exec_prog *prog, const struct xbpf_ins
 			struct xbpf_call_plans *ret);
 void __xbpf_lookup_plans_free(struct xbpf_call_plans *plans);
 
-/* Interpreter: run prog from insn 0 with R1, R2; returns R0. */
+/*
+ * Interpreter.  __xbpf_interp_prepare() decodes prog once (0 or -errno;
+ * prog and its maps must outlive the code); __xbpf_interp_exec() runs the
+ * code from insn 0 with R1, R2 and returns R0, *ret_err as
+ * __xbpf_interp_run_err() gives it.
+ */
+struct xbpf_interp_code;
+int __xbpf_interp_prepare(const struct xbpf_exec_prog *prog, struct xbpf_interp_code **ret);
+void __xbpf_interp_code_free(struct xbpf_interp_code *code);
+uint64_t __xbpf_interp_exec(const struct xbpf_interp_code *code, uint64_t r1, uint64_t r2,
+			    int *ret_err);
+/* Decode, run once, free: for tests and one-off runs. */
 uint64_t __xbpf_interp_run(const struct xbpf_exec_prog *prog, uint64_t r1, uint64_t r2);
 /*
  * As __xbpf_interp_run(), and *ret_err gets 0 or why the run stopped early
  * (R0 is then 0): -E2BIG call depth beyond XBPF_MAX_CALL_FRAMES, -ENOENT
  * helper the runtime lacks, -ELOOP jump budget of an unverified program
- * spent, -EINVAL instruction the interpreter cannot run.  Only unverified
- * programs (skip_verify) can stop early.
+ * spent, -EINVAL instruction the interpreter cannot run, -ENOMEM decoding.
+ * Only unverified programs (skip_verify) can stop early.
  */
 uint64_t __xbpf_interp_run_err(const struct xbpf_exec_prog *prog, uint64_t r1, uint64_t r2,
 			       int *ret_err);

@@ -2,11 +2,26 @@
 /*
  * interp.c - the eBPF interpreter.
  *
- * Dispatch is threaded code: one label per opcode and a 256-entry table of
- * label addresses (GCC "labels as values"), so each handler ends in its own
- * indirect jump and the branch predictor learns per-opcode successors.  The
- * tables are expanded from the ISA's opcode list (XBPF_OPCODES in
- * xbpf_isa.h); every opcode outside it lands on L_invalid.
+ * A program is decoded once (__xbpf_interp_prepare(), at load) into one
+ * 16-byte slot per instruction slot: the address of its handler (GCC
+ * "labels as values"), the register indices as plain bytes and the
+ * immediate, or a pointer the handler needs (a helper's function, an array
+ * map's lookup plan, the 64-bit value of an ld_imm64).  Dispatch is direct
+ * threaded: each handler ends in an indirect jump through the next slot's
+ * handler address, so there is no opcode table to index and the branch
+ * predictor learns per-handler successors.  Slots stay one for one with
+ * the program's, so jump offsets and call targets are the program's own.
+ *
+ * What the decoder knows picks a handler of its own: the width of a byte
+ * swap, sign extension or not in mov, a helper's function, the lookup of an
+ * array map whose map is known at its call site (lookup.c; the JIT inlines
+ * the same), the callee's frame size of a bpf-to-bpf call.
+ *
+ * The handlers are expanded from the ISA's opcode list (XBPF_OPCODES in
+ * xbpf_isa.h): opcode NAME has the generic handler L_NAME, so an opcode the
+ * list gains and this file lacks does not compile; the specialised
+ * handlers come on top.  Every opcode outside the list lands on
+ * L_invalid.
  *
  * Semantics are the kernel's, including the corners a C compiler would
  * leave undefined: division by zero gives 0 and modulo by zero leaves the
@@ -21,13 +36,15 @@
  * untouched and R0 carries the result back.  At most XBPF_MAX_CALL_FRAMES
  * frames exist, the main one included.
  *
- * Programs the verifier has not seen (skip_verify) run through a second
- * table whose jump handlers spend a budget first, so that an endless loop
- * ends; vm.c has already checked their encodings and jump targets.
+ * Programs the verifier has not seen (skip_verify) are decoded with jump
+ * handlers that spend a budget first (entry B_<name>, falling through into
+ * L_<name>), so that an endless loop ends; verified programs pay nothing
+ * for it.  vm.c has already checked their encodings and jump targets.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine_impl.h"
@@ -39,12 +56,34 @@
 /* Jumps an unverified program may take before it is stopped. */
 #define UNVERIFIED_JUMP_BUDGET (1u << 26)
 
+/* One decoded instruction slot. */
+struct interp_insn {
+	const void *op; /* handler */
+	union {
+		struct {
+			uint8_t dst, src;
+			int16_t off; /* memory offset; a local call's callee frame bytes */
+			int32_t imm;
+		};
+		uint64_t imm64;	   /* second slot of ld_imm64: the value */
+		xbpf_helper_fn fn; /* helper call */
+		const struct xbpf_lookup_plan *plan;
+	};
+};
+
+_Static_assert(sizeof(struct interp_insn) == 16, "a decoded slot is two words");
+
+struct xbpf_interp_code {
+	const struct xbpf_exec_prog *prog;
+	struct interp_insn *insns; /* [insn_cnt] */
+	uint32_t main_frame;	   /* stack bytes of function 0 */
+};
 
 struct call_frame {
-	const struct xbpf_insn *ret_pc; /* the call instruction */
-	uint64_t callee_saved[4];	/* caller's R6..R9 */
-	uint64_t fp;			/* caller's R10 */
-	uint8_t *bottom;		/* caller's stack area bottom */
+	const struct interp_insn *ret_pc; /* the call instruction */
+	uint64_t callee_saved[4];	  /* caller's R6..R9 */
+	uint64_t fp;			  /* caller's R10 */
+	uint8_t *bottom;		  /* caller's stack area bottom */
 };
 
 /* Stack bytes of the function starting at insn `start` (or containing it). */
@@ -130,6 +169,41 @@ static inline uint64_t sext(uint64_t v, int16_t bits)
 		memcpy((void *)(uintptr_t)(addr), &v_, sizeof(v_));                                \
 	} while (0)
 
+/* bpf_map_lookup_elem() of an array map, as the JIT inlines it (jit_rewrite.c). */
+static inline uint64_t lookup_array(const struct xbpf_lookup_plan *p, uint64_t key_ptr)
+{
+	uint32_t key = LOAD(uint32_t, key_ptr);
+
+	return key < p->max_entries ? (uintptr_t)(p->base + (uint64_t)key * p->elem_size) : 0;
+}
+
+/*
+ * R6-R9 to and from a call frame, one register at a time: the handler just
+ * before wrote them one at a time, and a wider load of two of them would
+ * wait for both stores to retire instead of taking each store's value
+ * (store forwarding works per store); the empty asm keeps the compiler from
+ * merging the copies into vector moves.
+ */
+static inline void save_callee_saved(uint64_t *to, const uint64_t *reg)
+{
+	for (int i = 0; i < 4; i++) {
+		uint64_t v = reg[6 + i];
+
+		__asm__("" : "+r"(v));
+		to[i] = v;
+	}
+}
+
+static inline void restore_callee_saved(uint64_t *reg, const uint64_t *from)
+{
+	for (int i = 0; i < 4; i++) {
+		uint64_t v = from[i];
+
+		__asm__("" : "+r"(v));
+		reg[6 + i] = v;
+	}
+}
+
 /* Legacy packet load: big-endian, bounds-checked; false ends the program with R0 = 0. */
 static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 {
@@ -152,22 +226,184 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 	return true;
 }
 
+/* The handlers beyond the generic one per opcode (none of them jumps). */
+#define SPECIAL_OPS(X)                                                                             \
+	X(MOVSX64) X(MOVSX32)                                                                     \
+	X(LE16) X(LE32) X(LE64) X(BE16) X(BE32) X(BE64)                                          \
+	X(CALL_HELPER) X(CALL_LOCAL) X(LOOKUP_ARRAY)
+
+/* Handler numbers: the generic one of every opcode, then the special ones. */
+enum interp_op {
+#define OPCODE_OP(CODE, NAME, MN, FMT, SIZE, IS64, SRC) OP_##NAME,
+#define SPECIAL_OP(NAME) OP_##NAME,
+	XBPF_OPCODES(OPCODE_OP)
+	SPECIAL_OPS(SPECIAL_OP)
+	OP_invalid,
+	OP_CNT
+#undef OPCODE_OP
+#undef SPECIAL_OP
+};
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverride-init"
 #ifdef __clang__
 #pragma GCC diagnostic ignored "-Winitializer-overrides"
 #endif
 
+/* Each opcode's generic handler. */
+static const uint16_t opcode_op[256] = {
+	[0 ... 255] = OP_invalid,
+#define OPCODE_ENTRY(CODE, NAME, MN, FMT, SIZE, IS64, SRC) [CODE] = OP_##NAME,
+	XBPF_OPCODES(OPCODE_ENTRY)
+#undef OPCODE_ENTRY
+};
+
+#pragma GCC diagnostic pop
+
+/* The handlers' addresses: [0] plain, [1] with a jump budget; the interpreter fills them in. */
+static const void *const *handler_tables[2];
+
+static uint64_t interp_exec(const struct xbpf_interp_code *code, uint64_t r1, uint64_t r2,
+			    int *ret_err);
+
+/* ---- decoding ---------------------------------------------------------- */
+
+static enum interp_op decode_alu_un(const struct xbpf_insn *insn)
+{
+	static const enum interp_op le[3] = { OP_LE16, OP_LE32, OP_LE64 };
+	static const enum interp_op be[3] = { OP_BE16, OP_BE32, OP_BE64 };
+	int w = insn->imm == 16 ? 0 : insn->imm == 32 ? 1 : insn->imm == 64 ? 2 : -1;
+
+	if (w < 0)
+		return opcode_op[insn->code]; /* faults when reached */
+	switch (insn->code) {
+	case XBPF_ALU | XBPF_END | XBPF_TO_LE:
+		return le[w];
+	case XBPF_ALU | XBPF_END | XBPF_TO_BE:
+	case XBPF_ALU64 | XBPF_END | XBPF_TO_LE:
+		return be[w];
+	default:
+		return opcode_op[insn->code];
+	}
+}
+
+/* Slot idx of prog decoded into *out (all but op); returns its handler. */
+static enum interp_op decode_one(const struct xbpf_exec_prog *prog, uint32_t idx,
+				 struct interp_insn *out)
+{
+	const struct xbpf_insn *insn = &prog->insns[idx];
+	const struct xbpf_opdesc *desc = xbpf_opcode_desc(insn->code);
+
+	out->dst = insn->dst_reg;
+	out->src = insn->src_reg;
+	out->off = insn->off;
+	out->imm = insn->imm;
+	switch (desc->fmt) {
+	case XBPF_FMT_ALU:
+		if (XBPF_OP(insn->code) == XBPF_MOV && XBPF_SRC(insn->code) == XBPF_X && insn->off)
+			return desc->is64 ? OP_MOVSX64 : OP_MOVSX32;
+		if ((XBPF_OP(insn->code) == XBPF_LSH || XBPF_OP(insn->code) == XBPF_RSH ||
+		     XBPF_OP(insn->code) == XBPF_ARSH) && XBPF_SRC(insn->code) == XBPF_K)
+			out->imm &= desc->is64 ? 63 : 31;
+		break;
+	case XBPF_FMT_ALU_UN:
+		if (XBPF_OP(insn->code) == XBPF_END)
+			return decode_alu_un(insn);
+		break;
+	case XBPF_FMT_LDIMM64:
+		if (idx + 1 >= prog->insn_cnt)
+			return OP_invalid;
+		break;
+	case XBPF_FMT_CALL:
+		if (insn->src_reg == 0) {
+			const struct xbpf_lookup_plan *plan =
+				prog->lookup_plan ? prog->lookup_plan[idx] : NULL;
+
+			if (plan && plan->kind == XBPF_LOOKUP_ARRAY) {
+				out->plan = plan;
+				return OP_LOOKUP_ARRAY;
+			}
+			out->fn = plan ? plan->fn : xbpf_helper_impl(insn->imm);
+			/* A helper the runtime lacks faults when reached (generic handler). */
+			return out->fn ? OP_CALL_HELPER : opcode_op[insn->code];
+		}
+		if (insn->src_reg == XBPF_PSEUDO_CALL) {
+			int64_t target = (int64_t)idx + insn->imm + 1;
+
+			if (target < 0 || target >= prog->insn_cnt)
+				return OP_invalid;
+			out->off = (int16_t)(prog->call_frame_size
+						     ? prog->call_frame_size[idx]
+						     : __xbpf_interp_frame_size(prog, (uint32_t)target));
+			return OP_CALL_LOCAL;
+		}
+		return OP_invalid; /* kfuncs exist only in the kernel */
+	default:
+		break;
+	}
+	return opcode_op[insn->code];
+}
+
+int __xbpf_interp_prepare(const struct xbpf_exec_prog *prog, struct xbpf_interp_code **ret)
+{
+	const void *const *handlers;
+	struct xbpf_interp_code *c;
+	uint16_t *ops; /* each slot's handler */
+
+	*ret = NULL;
+	if (!prog->insn_cnt)
+		return -EINVAL;
+	if (!__atomic_load_n(&handler_tables[0], __ATOMIC_ACQUIRE))
+		interp_exec(NULL, 0, 0, NULL);
+	handlers = handler_tables[prog->verified ? 0 : 1];
+	c = calloc(1, sizeof(*c));
+	ops = calloc(prog->insn_cnt, sizeof(*ops));
+	if (c)
+		c->insns = calloc(prog->insn_cnt, sizeof(*c->insns));
+	if (!c || !ops || !c->insns) {
+		free(ops);
+		__xbpf_interp_code_free(c);
+		return -ENOMEM;
+	}
+	c->prog = prog;
+	c->main_frame = __xbpf_interp_frame_size(prog, 0);
+	for (uint32_t i = 0; i < prog->insn_cnt; i++) {
+		ops[i] = (uint16_t)decode_one(prog, i, &c->insns[i]);
+		if (ops[i] == OP_LD_IMM64) {
+			i++;
+			c->insns[i].imm64 = (uint32_t)prog->insns[i - 1].imm |
+					    (uint64_t)(uint32_t)prog->insns[i].imm << 32;
+			ops[i] = OP_invalid; /* never a jump target (vm.c checked) */
+		}
+	}
+	for (uint32_t i = 0; i < prog->insn_cnt; i++)
+		c->insns[i].op = handlers[ops[i]];
+	free(ops);
+	*ret = c;
+	return 0;
+}
+
+void __xbpf_interp_code_free(struct xbpf_interp_code *code)
+{
+	if (!code)
+		return;
+	free(code->insns);
+	free(code);
+}
+
+/* ---- the interpreter --------------------------------------------------- */
+
 /*
- * Dispatch tables, expanded from the one opcode list (XBPF_OPCODES): the
- * handler of opcode NAME is label L_NAME, so an opcode the list gains and
- * this file lacks does not compile.  The budget table sends the jumps (JA
- * and JCOND formats) through L_budget first.
+ * Handler tables, in interp_op order: the generic handler of opcode NAME is
+ * L_NAME; in the budget table, those of the jumps (JA and JCOND formats)
+ * and the special handlers that may jump start at B_NAME, which spends the
+ * budget and falls through into L_NAME.
  */
-#define FAST_ENTRY(CODE, NAME, MN, FMT, SIZE, IS64, SRC) [CODE] = &&L_##NAME,
-#define BUDGET_ENTRY(CODE, NAME, MN, FMT, SIZE, IS64, SRC) [CODE] = BUDGET_##FMT(NAME),
-#define BUDGET_JA(NAME) &&L_budget
-#define BUDGET_JCOND(NAME) &&L_budget
+#define PLAIN_ENTRY(CODE, NAME, MN, FMT, SIZE, IS64, SRC) &&L_##NAME,
+#define BUDGET_ENTRY(CODE, NAME, MN, FMT, SIZE, IS64, SRC) BUDGET_##FMT(NAME),
+#define SPECIAL_ENTRY(NAME) &&L_##NAME,
+#define BUDGET_JA(NAME) &&B_##NAME
+#define BUDGET_JCOND(NAME) &&B_##NAME
 #define BUDGET_ALU(NAME) &&L_##NAME
 #define BUDGET_ALU_UN(NAME) &&L_##NAME
 #define BUDGET_LDIMM64(NAME) &&L_##NAME
@@ -179,13 +415,13 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 #define BUDGET_CALL(NAME) &&L_##NAME
 #define BUDGET_EXIT(NAME) &&L_##NAME
 
-#define DST reg[pc->dst_reg]
-#define SRC reg[pc->src_reg]
+#define DST reg[pc->dst]
+#define SRC reg[pc->src]
 #define IMM ((uint64_t)(int64_t)pc->imm)
 #define IMM32 ((uint32_t)pc->imm)
 #define ADDR(base) ((base) + (int64_t)pc->off)
 
-#define DISPATCH() goto *jt[pc->code]
+#define DISPATCH() goto *pc->op
 #define NEXT()                                                                                     \
 	do {                                                                                       \
 		pc++;                                                                              \
@@ -196,6 +432,10 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 		*ret_err = (err);                                                                  \
 		return 0;                                                                          \
 	} while (0)
+/* Entry of a jump handler in unverified programs: spend one unit of the budget. */
+#define BUDGET(NAME)                                                                               \
+	B_##NAME : if (__builtin_expect(!--budget, 0)) FAULT(-ELOOP);                              \
+	L_##NAME:
 
 #define ALU_BIN(NAME, OP)                                                                          \
 	L_ALU64_##NAME##_X : DST = DST OP SRC;                                                     \
@@ -207,24 +447,25 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 	L_ALU32_##NAME##_K : DST = (uint32_t)((uint32_t)DST OP IMM32);                             \
 	NEXT();
 
+/* K forms: the decoder masked the count already. */
 #define ALU_SHIFT(NAME, OP)                                                                        \
 	L_ALU64_##NAME##_X : DST = DST OP(SRC & 63);                                               \
 	NEXT();                                                                                    \
-	L_ALU64_##NAME##_K : DST = DST OP(IMM & 63);                                               \
+	L_ALU64_##NAME##_K : DST = DST OP IMM;                                                     \
 	NEXT();                                                                                    \
 	L_ALU32_##NAME##_X : DST = (uint32_t)((uint32_t)DST OP(SRC & 31));                         \
 	NEXT();                                                                                    \
-	L_ALU32_##NAME##_K : DST = (uint32_t)((uint32_t)DST OP(IMM32 & 31));                       \
+	L_ALU32_##NAME##_K : DST = (uint32_t)((uint32_t)DST OP IMM32);                             \
 	NEXT();
 
 #define JCOND(NAME, OP, T64, T32)                                                                  \
-	L_JMP64_##NAME##_X : if ((T64)DST OP(T64) SRC) pc += pc->off;                              \
+	BUDGET(JMP64_##NAME##_X) if ((T64)DST OP(T64) SRC) pc += pc->off;                          \
 	NEXT();                                                                                    \
-	L_JMP64_##NAME##_K : if ((T64)DST OP(T64) IMM) pc += pc->off;                              \
+	BUDGET(JMP64_##NAME##_K) if ((T64)DST OP(T64) IMM) pc += pc->off;                          \
 	NEXT();                                                                                    \
-	L_JMP32_##NAME##_X : if ((T32)DST OP(T32) SRC) pc += pc->off;                              \
+	BUDGET(JMP32_##NAME##_X) if ((T32)DST OP(T32) SRC) pc += pc->off;                          \
 	NEXT();                                                                                    \
-	L_JMP32_##NAME##_K : if ((T32)DST OP(T32) IMM) pc += pc->off;                              \
+	BUDGET(JMP32_##NAME##_K) if ((T32)DST OP(T32) IMM) pc += pc->off;                          \
 	NEXT();
 
 #define LDX(NAME, T)                                                                               \
@@ -291,30 +532,46 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 		return 0; /* out of the packet: the whole program ends, as in the kernel */        \
 	NEXT();
 
-uint64_t __xbpf_interp_run_err(const struct xbpf_exec_prog *prog, uint64_t r1, uint64_t r2,
-			       int *ret_err)
+/*
+ * Run code from its first slot with R1, R2.  code NULL: only publish the
+ * handler tables (the labels' addresses exist only in here).
+ */
+static uint64_t interp_exec(const struct xbpf_interp_code *code, uint64_t r1, uint64_t r2,
+			    int *ret_err)
 {
-	static const void *const jt_fast[256] = {
-		[0 ... 255] = &&L_invalid,
-		XBPF_OPCODES(FAST_ENTRY)
+	static const void *const plain[OP_CNT] = {
+		XBPF_OPCODES(PLAIN_ENTRY)
+		SPECIAL_OPS(SPECIAL_ENTRY)
+		&&L_invalid,
 	};
-	static const void *const jt_budget[256] = {
-		[0 ... 255] = &&L_invalid,
+	static const void *const budgeted[OP_CNT] = {
 		XBPF_OPCODES(BUDGET_ENTRY)
+		SPECIAL_OPS(SPECIAL_ENTRY)
+		&&L_invalid,
 	};
 	uint8_t stack[XBPF_MAX_CALL_FRAMES * XBPF_STACK_SIZE] __attribute__((aligned(16)));
 	struct call_frame frames[XBPF_MAX_CALL_FRAMES];
-	const void *const *jt = prog->verified ? jt_fast : jt_budget;
-	const struct xbpf_insn *pc = prog->insns;
+	const struct interp_insn *pc;
 	uint32_t budget = UNVERIFIED_JUMP_BUDGET;
-	uint64_t reg[XBPF_MAX_REG] = { 0 };
+	uint64_t reg[XBPF_MAX_REG];
 	uint8_t *bottom;
 	int depth = 0;
 
+	if (__builtin_expect(!code, 0)) {
+		handler_tables[1] = budgeted;
+		__atomic_store_n(&handler_tables[0], plain, __ATOMIC_RELEASE);
+		return 0;
+	}
 	*ret_err = 0;
-	if (!prog->insn_cnt)
-		FAULT(-EINVAL);
-	bottom = stack + sizeof(stack) - __xbpf_interp_frame_size(prog, 0);
+	/* Zeroed as the kernel's interpreter does, in stores (not rep stos: slow to start). */
+	for (int i = 0; i < XBPF_MAX_REG; i++) {
+		uint64_t zero = 0;
+
+		__asm__("" : "+r"(zero));
+		reg[i] = zero;
+	}
+	pc = code->insns;
+	bottom = stack + sizeof(stack) - code->main_frame;
 	reg[1] = r1;
 	reg[2] = r2;
 	reg[XBPF_REG_FP] = (uintptr_t)(stack + sizeof(stack));
@@ -333,13 +590,13 @@ L_ALU64_ARSH_X:
 	DST = (uint64_t)((int64_t)DST >> (SRC & 63));
 	NEXT();
 L_ALU64_ARSH_K:
-	DST = (uint64_t)((int64_t)DST >> (IMM & 63));
+	DST = (uint64_t)((int64_t)DST >> IMM);
 	NEXT();
 L_ALU32_ARSH_X:
 	DST = (uint32_t)((int32_t)DST >> (SRC & 31));
 	NEXT();
 L_ALU32_ARSH_K:
-	DST = (uint32_t)((int32_t)DST >> (IMM32 & 31));
+	DST = (uint32_t)((int32_t)DST >> IMM32);
 	NEXT();
 
 L_ALU64_DIV_X:
@@ -368,13 +625,19 @@ L_ALU32_MOD_K:
 	NEXT();
 
 L_ALU64_MOV_X:
-	DST = pc->off ? sext(SRC, pc->off) : SRC;
+	DST = SRC;
+	NEXT();
+L_MOVSX64:
+	DST = sext(SRC, pc->off);
 	NEXT();
 L_ALU64_MOV_K:
 	DST = IMM;
 	NEXT();
 L_ALU32_MOV_X:
-	DST = (uint32_t)(pc->off ? sext(SRC, pc->off) : SRC);
+	DST = (uint32_t)SRC;
+	NEXT();
+L_MOVSX32:
+	DST = (uint32_t)sext(SRC, pc->off);
 	NEXT();
 L_ALU32_MOV_K:
 	DST = IMM32;
@@ -387,39 +650,31 @@ L_ALU32_NEG:
 	DST = (uint32_t)-(uint32_t)DST;
 	NEXT();
 
-L_ALU32_LE:
-	switch (pc->imm) {
-	case 16:
-		DST = (uint16_t)DST;
-		break;
-	case 32:
-		DST = (uint32_t)DST;
-		break;
-	case 64:
-		break;
-	default:
-		FAULT(-EINVAL);
-	}
+L_LE16:
+	DST = (uint16_t)DST;
 	NEXT();
+L_LE32:
+	DST = (uint32_t)DST;
+	NEXT();
+L_LE64:
+	NEXT();
+L_BE16:
+	DST = __builtin_bswap16((uint16_t)DST);
+	NEXT();
+L_BE32:
+	DST = __builtin_bswap32((uint32_t)DST);
+	NEXT();
+L_BE64:
+	DST = __builtin_bswap64(DST);
+	NEXT();
+/* The byte swaps' generic handlers: the decoder sends only a bad width here. */
+L_ALU32_LE:
 L_ALU32_BE:
 L_ALU64_BSWAP:
-	switch (pc->imm) {
-	case 16:
-		DST = __builtin_bswap16((uint16_t)DST);
-		break;
-	case 32:
-		DST = __builtin_bswap32((uint32_t)DST);
-		break;
-	case 64:
-		DST = __builtin_bswap64(DST);
-		break;
-	default:
-		FAULT(-EINVAL);
-	}
-	NEXT();
+	FAULT(-EINVAL);
 
 L_LD_IMM64:
-	DST = (uint32_t)pc[0].imm | ((uint64_t)(uint32_t)pc[1].imm << 32);
+	DST = pc[1].imm64;
 	pc += 2;
 	DISPATCH();
 
@@ -444,10 +699,10 @@ L_LD_IMM64:
 	LD_PKT(LD_IND_H, 2, (int32_t)((uint32_t)SRC + IMM32))
 	LD_PKT(LD_IND_B, 1, (int32_t)((uint32_t)SRC + IMM32))
 
-L_JMP64_JA:
+	BUDGET(JMP64_JA)
 	pc += pc->off;
 	NEXT();
-L_JMP32_JA:
+	BUDGET(JMP32_JA)
 	pc += pc->imm;
 	NEXT();
 
@@ -462,51 +717,47 @@ L_JMP32_JA:
 	JCOND(JSLT, <, int64_t, int32_t)
 	JCOND(JSLE, <=, int64_t, int32_t)
 
-L_JMP64_JSET_X:
+	BUDGET(JMP64_JSET_X)
 	if (DST & SRC)
 		pc += pc->off;
 	NEXT();
-L_JMP64_JSET_K:
+	BUDGET(JMP64_JSET_K)
 	if (DST & IMM)
 		pc += pc->off;
 	NEXT();
-L_JMP32_JSET_X:
+	BUDGET(JMP32_JSET_X)
 	if ((uint32_t)DST & (uint32_t)SRC)
 		pc += pc->off;
 	NEXT();
-L_JMP32_JSET_K:
+	BUDGET(JMP32_JSET_K)
 	if ((uint32_t)DST & IMM32)
 		pc += pc->off;
 	NEXT();
 
+L_CALL_HELPER:
+	reg[0] = pc->fn(reg[1], reg[2], reg[3], reg[4], reg[5]);
+	NEXT();
+L_LOOKUP_ARRAY:
+	reg[0] = lookup_array(pc->plan, reg[2]);
+	NEXT();
+L_CALL_LOCAL: {
+	struct call_frame *f;
+
+	if (__builtin_expect(depth + 1 >= XBPF_MAX_CALL_FRAMES, 0))
+		FAULT(-E2BIG);
+	f = &frames[depth++];
+	f->ret_pc = pc;
+	save_callee_saved(f->callee_saved, reg);
+	f->fp = reg[XBPF_REG_FP];
+	f->bottom = bottom;
+	reg[XBPF_REG_FP] = (uintptr_t)bottom;
+	bottom -= (uint16_t)pc->off;
+	pc += pc->imm + 1;
+	DISPATCH();
+}
+/* The decoder sends here only calls of helpers the runtime lacks. */
 L_JMP64_CALL:
-	if (pc->src_reg == 0) {
-		xbpf_helper_fn fn = xbpf_helper_impl(pc->imm);
-
-		if (__builtin_expect(!fn, 0))
-			FAULT(-ENOENT);
-		reg[0] = fn(reg[1], reg[2], reg[3], reg[4], reg[5]);
-		NEXT();
-	}
-	if (pc->src_reg == XBPF_PSEUDO_CALL) {
-		struct call_frame *f;
-		uint32_t target;
-
-		if (depth + 1 >= XBPF_MAX_CALL_FRAMES)
-			FAULT(-E2BIG);
-		target = (uint32_t)(pc - prog->insns) + pc->imm + 1;
-		f = &frames[depth++];
-		f->ret_pc = pc;
-		memcpy(f->callee_saved, &reg[6], sizeof(f->callee_saved));
-		f->fp = reg[XBPF_REG_FP];
-		f->bottom = bottom;
-		reg[XBPF_REG_FP] = (uintptr_t)bottom;
-		bottom -= prog->call_frame_size ? prog->call_frame_size[pc - prog->insns]
-						: __xbpf_interp_frame_size(prog, target);
-		pc = prog->insns + target;
-		DISPATCH();
-	}
-	FAULT(-EINVAL); /* kfuncs exist only in the kernel */
+	FAULT(-ENOENT);
 
 L_JMP64_EXIT:
 	if (depth == 0)
@@ -514,23 +765,39 @@ L_JMP64_EXIT:
 	{
 		const struct call_frame *f = &frames[--depth];
 
-		memcpy(&reg[6], f->callee_saved, sizeof(f->callee_saved));
+		restore_callee_saved(reg, f->callee_saved);
 		reg[XBPF_REG_FP] = f->fp;
 		bottom = f->bottom;
 		pc = f->ret_pc;
 	}
 	NEXT();
 
-L_budget:
-	if (__builtin_expect(!--budget, 0))
-		FAULT(-ELOOP);
-	goto *jt_fast[pc->code];
-
 L_invalid:
 	FAULT(-EINVAL);
 }
 
-#pragma GCC diagnostic pop
+uint64_t __xbpf_interp_exec(const struct xbpf_interp_code *code, uint64_t r1, uint64_t r2,
+			    int *ret_err)
+{
+	return interp_exec(code, r1, r2, ret_err);
+}
+
+uint64_t __xbpf_interp_run_err(const struct xbpf_exec_prog *prog, uint64_t r1, uint64_t r2,
+			       int *ret_err)
+{
+	struct xbpf_interp_code *code;
+	uint64_t r0;
+	int err;
+
+	err = __xbpf_interp_prepare(prog, &code);
+	if (err) {
+		*ret_err = err;
+		return 0;
+	}
+	r0 = interp_exec(code, r1, r2, ret_err);
+	__xbpf_interp_code_free(code);
+	return r0;
+}
 
 uint64_t __xbpf_interp_run(const struct xbpf_exec_prog *prog, uint64_t r1, uint64_t r2)
 {

@@ -39,6 +39,7 @@ struct xbpf_vm {
 	struct xbpf_verify_info info;
 	struct xbpf_jit_image image;
 	xbpf_jit_entry_fn jit_entry; /* NULL: interpreter */
+	struct xbpf_interp_code *interp; /* decoded for the interpreter (when it runs) */
 };
 
 const char *xbpf_engine_name(enum xbpf_engine_kind kind)
@@ -357,6 +358,11 @@ struct xbpf_vm *xbpf_vm__new(const struct xbpf_prog *prog, const struct xbpf_vm_
 
 	if (OPTS_GET(opts, engine, XBPF_ENGINE_INTERP) == XBPF_ENGINE_JIT)
 		prepare_jit(vm, opts);
+	if (!vm->jit_entry) {
+		err = __xbpf_interp_prepare(&vm->exec, &vm->interp);
+		if (err)
+			goto err_free;
+	}
 	return vm;
 
 err_free:
@@ -371,6 +377,7 @@ struct xbpf_vm *xbpf_vm__free(struct xbpf_vm *vm)
 		return NULL;
 	if (vm->image.code)
 		__xbpf_jit_image_free(&vm->image);
+	__xbpf_interp_code_free(vm->interp);
 	free(vm->insns);
 	free(vm->func_start);
 	free(vm->stack_depth);
@@ -396,7 +403,7 @@ static inline uint64_t vm_run(struct xbpf_vm *vm, uint64_t r1, uint64_t r2, int 
 		*ret_err = 0;
 		return vm->jit_entry(r1, r2);
 	}
-	return __xbpf_interp_run_err(&vm->exec, r1, r2, ret_err);
+	return __xbpf_interp_exec(vm->interp, r1, r2, ret_err);
 }
 
 uint64_t xbpf_vm__exec(struct xbpf_vm *vm, void *r1, uint64_t r2)
@@ -453,7 +460,7 @@ int xbpf_vm__test_run(struct xbpf_vm *vm, struct xbpf_test_run_opts *opts)
 			r0 = vm->jit_entry(r1, r2);
 	} else {
 		for (i = 0; i < repeat && !fault; i++)
-			r0 = __xbpf_interp_run_err(&vm->exec, r1, r2, &fault);
+			r0 = __xbpf_interp_exec(vm->interp, r1, r2, &fault);
 	}
 	elapsed = now_ns() - t0;
 	if (fault) {
