@@ -108,6 +108,12 @@ extern const struct xbpf_map_ops __xbpf_ringbuf_ops;
 int __xbpf_map_update_prog(struct xbpf_map *map, const void *key, const void *value, uint64_t flags);
 int __xbpf_map_delete_prog(struct xbpf_map *map, const void *key);
 int __xbpf_ringbuf_output(struct xbpf_map *map, const void *data, uint64_t size, uint64_t flags);
+/* bpf_ringbuf_reserve(): a busy record of size bytes in one piece, or NULL (no room, flags). */
+void *__xbpf_ringbuf_reserve(struct xbpf_map *map, uint64_t size, uint64_t flags);
+/* bpf_ringbuf_submit() / bpf_ringbuf_discard() of a record reserve returned. */
+void __xbpf_ringbuf_commit(void *sample, bool discard);
+/* bpf_ringbuf_query(): BPF_RB_AVAIL_DATA, _RING_SIZE, _CONS_POS, _PROD_POS; 0 for other flags. */
+uint64_t __xbpf_ringbuf_query(struct xbpf_map *map, uint64_t flags);
 /* Fill a freshly created single-entry array (global data) with contents. */
 int __xbpf_map_init_value(struct xbpf_map *map, const void *data, size_t size);
 

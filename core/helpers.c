@@ -64,6 +64,32 @@ static uint64_t h_ringbuf_output(uint64_t map, uint64_t data, uint64_t size, uin
 							(const void *)(uintptr_t)data, size, flags);
 }
 
+static uint64_t h_ringbuf_reserve(uint64_t map, uint64_t size, uint64_t flags, uint64_t a4,
+				  uint64_t a5)
+{
+	return (uintptr_t)__xbpf_ringbuf_reserve((struct xbpf_map *)(uintptr_t)map, size, flags);
+}
+
+/* The flags only choose when the kernel wakes its consumer: nothing to do here. */
+static uint64_t h_ringbuf_submit(uint64_t sample, uint64_t flags, uint64_t a3, uint64_t a4,
+				 uint64_t a5)
+{
+	__xbpf_ringbuf_commit((void *)(uintptr_t)sample, false);
+	return 0;
+}
+
+static uint64_t h_ringbuf_discard(uint64_t sample, uint64_t flags, uint64_t a3, uint64_t a4,
+				  uint64_t a5)
+{
+	__xbpf_ringbuf_commit((void *)(uintptr_t)sample, true);
+	return 0;
+}
+
+static uint64_t h_ringbuf_query(uint64_t map, uint64_t flags, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	return __xbpf_ringbuf_query((struct xbpf_map *)(uintptr_t)map, flags);
+}
+
 /* ---- time, random, cpu ------------------------------------------------------- */
 
 static uint64_t clock_ns(clockid_t id)
@@ -827,6 +853,10 @@ static const xbpf_helper_fn impls[] = {
 	[BPF_FUNC_xdp_adjust_tail] = h_xdp_adjust_tail,
 	[BPF_FUNC_ktime_get_boot_ns] = h_ktime_get_boot_ns,
 	[BPF_FUNC_ringbuf_output] = h_ringbuf_output,
+	[BPF_FUNC_ringbuf_reserve] = h_ringbuf_reserve,
+	[BPF_FUNC_ringbuf_submit] = h_ringbuf_submit,
+	[BPF_FUNC_ringbuf_discard] = h_ringbuf_discard,
+	[BPF_FUNC_ringbuf_query] = h_ringbuf_query,
 };
 
 xbpf_helper_fn xbpf_helper_impl(int32_t id)

@@ -535,10 +535,22 @@ const struct xbpf_map_ops __xbpf_fd_array_ops = {
 
 /*
  * Records are an 8-byte header (u32 length, u32 reserved) and the data
- * rounded up to 8 bytes, like the kernel's.  Producers serialise on a spin
- * lock (the kernel's does too); the consumer is the control thread.
+ * rounded up to 8 bytes, like the kernel's.  A record reserved by
+ * bpf_ringbuf_reserve() carries the BUSY bit in its length until it is
+ * submitted or discarded (DISCARD bit): the consumer stops at a busy one
+ * and skips discarded ones, in order, as the kernel's does.  A reserved
+ * record is handed to the program as one piece of memory, and the kernel
+ * maps its ring twice to get that across the end; here a record that would
+ * cross the end is put at the start instead, behind a discarded padding
+ * record that covers the rest of the ring, so a ring close to full may
+ * refuse a reservation the kernel's would still take.  Producers serialise
+ * on a spin lock (the kernel's does too); the consumer is the control thread.
  */
 #define RINGBUF_HDR_SZ 8
+#define RINGBUF_BUSY (1u << 31)
+#define RINGBUF_DISCARD (1u << 30)
+/* The kernel's RINGBUF_MAX_RECORD_SZ. */
+#define RINGBUF_MAX_RECORD (UINT32_MAX / 4)
 
 struct ringbuf {
 	xbpf_spinlock_t lock;
@@ -585,11 +597,44 @@ static void ring_copy_out(struct ringbuf *rb, uint64_t pos, void *dst, size_t le
 	memcpy((uint8_t *)dst + first, rb->data, len - first);
 }
 
+/* The length word of the record at pos (headers are 8-aligned: never split by the end). */
+static _Atomic uint32_t *ring_hdr(struct ringbuf *rb, uint64_t pos)
+{
+	return (_Atomic uint32_t *)(void *)(rb->data + (pos & rb->mask));
+}
+
+/*
+ * Room for need bytes at the producer position, under the lock: the
+ * producer may run at most ring size - 1 bytes ahead of the consumer (the
+ * kernel's rule).  With `whole`, the bytes must not cross the end of the
+ * ring: the rest of it becomes a discarded record first.  The position of
+ * the room, or -1.
+ */
+static int64_t ring_claim(struct ringbuf *rb, uint64_t need, bool whole)
+{
+	uint64_t prod = atomic_load_explicit(&rb->prod, memory_order_relaxed);
+	uint64_t cons = atomic_load_explicit(&rb->cons, memory_order_acquire);
+	uint64_t pad = 0, tail = rb->mask + 1 - (prod & rb->mask);
+
+	if (whole && need > tail)
+		pad = tail;
+	if (prod + pad + need - cons > rb->mask)
+		return -1;
+	if (pad) {
+		uint32_t hdr[2] = { (uint32_t)(pad - RINGBUF_HDR_SZ) | RINGBUF_DISCARD, 0 };
+
+		ring_copy_in(rb, prod, hdr, sizeof(hdr));
+		prod += pad;
+	}
+	return (int64_t)prod;
+}
+
 int __xbpf_ringbuf_output(struct xbpf_map *map, const void *data, uint64_t size, uint64_t flags)
 {
 	struct ringbuf *rb;
 	uint32_t hdr[2];
-	uint64_t need, prod;
+	uint64_t need;
+	int64_t prod;
 
 	if (map->spec.type != XBPF_MAP_RINGBUF)
 		return -EINVAL;
@@ -597,44 +642,108 @@ int __xbpf_ringbuf_output(struct xbpf_map *map, const void *data, uint64_t size,
 	if (flags & ~(uint64_t)(BPF_RB_NO_WAKEUP | BPF_RB_FORCE_WAKEUP))
 		return -EINVAL;
 	rb = map->priv;
-	if (size > rb->mask + 1 - RINGBUF_HDR_SZ || size > UINT32_MAX / 2)
+	if (size > RINGBUF_MAX_RECORD || size > rb->mask + 1 - RINGBUF_HDR_SZ)
 		return -EAGAIN;
 	need = RINGBUF_HDR_SZ + XBPF_ROUND_UP(size, 8);
 	xbpf_spin_lock(&rb->lock);
-	prod = atomic_load_explicit(&rb->prod, memory_order_relaxed);
-	if (prod + need - atomic_load_explicit(&rb->cons, memory_order_acquire) > rb->mask + 1) {
+	prod = ring_claim(rb, need, false);
+	if (prod < 0) {
 		xbpf_spin_unlock(&rb->lock);
 		return -EAGAIN;
 	}
 	hdr[0] = (uint32_t)size;
 	hdr[1] = 0;
-	ring_copy_in(rb, prod, hdr, sizeof(hdr));
-	ring_copy_in(rb, prod + RINGBUF_HDR_SZ, data, size);
-	atomic_store_explicit(&rb->prod, prod + need, memory_order_release);
+	ring_copy_in(rb, (uint64_t)prod, hdr, sizeof(hdr));
+	ring_copy_in(rb, (uint64_t)prod + RINGBUF_HDR_SZ, data, size);
+	atomic_store_explicit(&rb->prod, (uint64_t)prod + need, memory_order_release);
 	xbpf_spin_unlock(&rb->lock);
 	return 0;
+}
+
+void *__xbpf_ringbuf_reserve(struct xbpf_map *map, uint64_t size, uint64_t flags)
+{
+	struct ringbuf *rb;
+	uint64_t need;
+	int64_t prod;
+
+	if (map->spec.type != XBPF_MAP_RINGBUF || flags)
+		return NULL;
+	rb = map->priv;
+	need = RINGBUF_HDR_SZ + XBPF_ROUND_UP(size, 8);
+	if (size > RINGBUF_MAX_RECORD || need > rb->mask + 1)
+		return NULL;
+	xbpf_spin_lock(&rb->lock);
+	prod = ring_claim(rb, need, true);
+	if (prod < 0) {
+		xbpf_spin_unlock(&rb->lock);
+		return NULL;
+	}
+	/* Busy until committed: the consumer waits at it. */
+	atomic_store_explicit(ring_hdr(rb, (uint64_t)prod), (uint32_t)size | RINGBUF_BUSY,
+			      memory_order_relaxed);
+	atomic_store_explicit(ring_hdr(rb, (uint64_t)prod) + 1, 0, memory_order_relaxed);
+	atomic_store_explicit(&rb->prod, (uint64_t)prod + need, memory_order_release);
+	xbpf_spin_unlock(&rb->lock);
+	return rb->data + ((uint64_t)prod & rb->mask) + RINGBUF_HDR_SZ;
+}
+
+void __xbpf_ringbuf_commit(void *sample, bool discard)
+{
+	_Atomic uint32_t *hdr = (_Atomic uint32_t *)(void *)((uint8_t *)sample - RINGBUF_HDR_SZ);
+	uint32_t len = atomic_load_explicit(hdr, memory_order_relaxed) & ~RINGBUF_BUSY;
+
+	/* Release: the record's bytes are visible before the consumer sees it done. */
+	atomic_store_explicit(hdr, len | (discard ? RINGBUF_DISCARD : 0), memory_order_release);
+}
+
+uint64_t __xbpf_ringbuf_query(struct xbpf_map *map, uint64_t flags)
+{
+	struct ringbuf *rb = map->priv;
+	uint64_t cons = atomic_load_explicit(&rb->cons, memory_order_acquire);
+	uint64_t prod = atomic_load_explicit(&rb->prod, memory_order_acquire);
+
+	switch (flags) {
+	case BPF_RB_AVAIL_DATA:
+		return prod - cons;
+	case BPF_RB_RING_SIZE:
+		return rb->mask + 1;
+	case BPF_RB_CONS_POS:
+		return cons;
+	case BPF_RB_PROD_POS:
+		return prod;
+	default:
+		return 0;
+	}
 }
 
 int xbpf_map__ringbuf_consume(struct xbpf_map *map, void *buf, size_t len)
 {
 	struct ringbuf *rb;
 	uint64_t cons, prod;
-	uint32_t hdr[2];
+	uint32_t hdr;
 
 	if (!map || map->spec.type != XBPF_MAP_RINGBUF || (!buf && len))
 		return xbpf_err(-EINVAL);
 	rb = map->priv;
 	cons = atomic_load_explicit(&rb->cons, memory_order_relaxed);
-	prod = atomic_load_explicit(&rb->prod, memory_order_acquire);
-	if (cons == prod)
-		return xbpf_err(-EAGAIN);
-	ring_copy_out(rb, cons, hdr, sizeof(hdr));
-	if (hdr[0] > len)
+	for (;;) {
+		prod = atomic_load_explicit(&rb->prod, memory_order_acquire);
+		if (cons == prod)
+			return xbpf_err(-EAGAIN);
+		hdr = atomic_load_explicit(ring_hdr(rb, cons), memory_order_acquire);
+		if (hdr & RINGBUF_BUSY)
+			return xbpf_err(-EAGAIN); /* reserved, not yet submitted: later ones wait */
+		if (!(hdr & RINGBUF_DISCARD))
+			break;
+		cons += RINGBUF_HDR_SZ + XBPF_ROUND_UP(hdr & ~RINGBUF_DISCARD, 8);
+		atomic_store_explicit(&rb->cons, cons, memory_order_release);
+	}
+	if (hdr > len)
 		return xbpf_err(-ENOSPC); /* record stays; retry with a larger buffer */
-	ring_copy_out(rb, cons + RINGBUF_HDR_SZ, buf, hdr[0]);
-	atomic_store_explicit(&rb->cons, cons + RINGBUF_HDR_SZ + XBPF_ROUND_UP(hdr[0], 8),
+	ring_copy_out(rb, cons + RINGBUF_HDR_SZ, buf, hdr);
+	atomic_store_explicit(&rb->cons, cons + RINGBUF_HDR_SZ + XBPF_ROUND_UP(hdr, 8),
 			      memory_order_release);
-	return (int)hdr[0];
+	return (int)hdr;
 }
 
 static void *ringbuf_lookup_raw(struct xbpf_map *map, const void *key)

@@ -412,6 +412,31 @@ static void test_ringbuf(void)
 	xbpf_map__free(m);
 }
 
+/* Reserved records: the consumer waits at a busy one and skips a discarded one. */
+static void test_ringbuf_reserve(void)
+{
+	struct xbpf_map *m = mk(XBPF_MAP_RINGBUF, 0, 0, 4096, 0, 1);
+	xbpf_helper_fn reserve = xbpf_helper_impl(131);
+	xbpf_helper_fn submit = xbpf_helper_impl(132);
+	xbpf_helper_fn discard = xbpf_helper_impl(133);
+	uint8_t *a, *b, buf[64];
+
+	CHECK(m && reserve && submit && discard);
+	CHECK(!reserve((uintptr_t)m, 8, 1 /* flags */, 0, 0));
+	CHECK(!reserve((uintptr_t)m, 4096 - 8 + 1, 0, 0, 0)); /* larger than the ring */
+	a = (uint8_t *)(uintptr_t)reserve((uintptr_t)m, 10, 0, 0, 0);
+	b = (uint8_t *)(uintptr_t)reserve((uintptr_t)m, 3, 0, 0, 0);
+	CHECK(a && b && b == a + 8 + 16);
+	memset(b, 0xbb, 3);
+	submit((uintptr_t)b, 0, 0, 0, 0);
+	CHECK_EQ(xbpf_map__ringbuf_consume(m, buf, sizeof(buf)), -EAGAIN); /* a is still busy */
+	discard((uintptr_t)a, 0, 0, 0, 0);
+	CHECK_EQ(xbpf_map__ringbuf_consume(m, buf, sizeof(buf)), 3);
+	CHECK(buf[0] == 0xbb && buf[2] == 0xbb);
+	CHECK_EQ(xbpf_map__ringbuf_consume(m, buf, sizeof(buf)), -EAGAIN);
+	xbpf_map__free(m);
+}
+
 static void test_map_in_map(void)
 {
 	struct xbpf_map_spec inner_spec = { .name = "inner", .type = XBPF_MAP_ARRAY, .key_size = 4,
@@ -694,6 +719,7 @@ int main(int argc, char **argv)
 	test_lru(XBPF_MAP_LRU_PERCPU_HASH);
 	test_lpm();
 	test_ringbuf();
+	test_ringbuf_reserve();
 	test_map_in_map();
 	test_devmap();
 	test_stress(XBPF_MAP_HASH);
