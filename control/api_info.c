@@ -109,7 +109,7 @@ static int op_status(struct xlbd_req *c)
 	for (size_t i = 0; i < d->state.vip_cnt; i++)
 		nreals += d->state.vips[i].real_cnt;
 	c->result = json_pack(
-		"{s:s, s:I, s:I, s:I, s:I, s:o, s:{s:o, s:s, s:I, s:I, s:s, s:s}}", "version",
+		"{s:s, s:I, s:I, s:I, s:I, s:o, s:{s:o, s:s, s:I, s:I, s:I, s:I, s:s, s:s}}", "version",
 		XLB_VERSION, "uptime_s", (json_int_t)((xlbd_now_ns() - d->started_ns) / 1000000000ull),
 		"vips", (json_int_t)d->state.vip_cnt, "reals", (json_int_t)nreals, "changes",
 		(json_int_t)d->changes, "dataplane", d->be.ops->status(&d->be), "settings",
@@ -118,7 +118,8 @@ static int op_status(struct xlbd_req *c)
 			  d->settings.gw_mac[1], d->settings.gw_mac[2], d->settings.gw_mac[3],
 			  d->settings.gw_mac[4], d->settings.gw_mac[5]),
 		 a),
-		"ring_size", (json_int_t)d->settings.ring_size, "lru_size",
+		"max_vips", (json_int_t)d->settings.max_vips, "max_reals",
+		(json_int_t)d->settings.max_reals, "ring_size", (json_int_t)d->settings.ring_size, "lru_size",
 		(json_int_t)d->settings.lru_size, "metrics",
 		d->metrics_port ? d->metrics_addr : "off", "socket", d->sock_path);
 	if (d->metrics_port)

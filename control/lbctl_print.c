@@ -157,8 +157,10 @@ void lbctl_show_status(json_t *s)
 			printf("%s%lld", n ? "+" : "", (long long)json_integer_value(d));
 		putchar('\n');
 	}
-	printf("settings:  gateway %s ring %lld lru %lld socket %s metrics %s:%lld\n",
-	       jstr(set, "gateway_mac"), jint(set, "ring_size"), jint(set, "lru_size"),
+	printf("settings:  gateway %s max-vips %lld max-reals %lld ring %lld lru %lld socket %s "
+	       "metrics %s:%lld\n",
+	       jstr(set, "gateway_mac"), jint(set, "max_vips"), jint(set, "max_reals"),
+	       jint(set, "ring_size"), jint(set, "lru_size"),
 	       jstr(set, "socket"), jstr(set, "metrics"), jint(set, "metrics_port"));
 }
 

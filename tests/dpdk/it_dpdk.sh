@@ -44,7 +44,10 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 step "topology, xlb-dpdk on $PMD, xlbd --backend userspace"
 topo_up "$DECAP" "$DECAP_OBJ" || fail "topology"
 dpdk_v6_up "$DECAP" "$DECAP_OBJ" || fail "IPv6 topology"
-dpdk_lb_start "$PMD" || fail "xlb-dpdk start"
+# The dataplane's sizes are xlb-dpdk's: they size its shared maps, and xlbd
+# takes them from there (small ones, so that the limits can be reached).
+SIZES="--max-vips 4 --max-reals 16 --ring-size 1021"
+dpdk_lb_start "$PMD" $SIZES || fail "xlb-dpdk start"
 XLBD_SOCK=$TOPO_TMP/xlbd.sock XLBD_PINS=$TOPO_TMP/unused-pins
 mkdir -p "$TOPO_TMP/state"
 xlbd_start_userspace "$XLBD" -m 9100 || fail "xlbd start"
@@ -60,6 +63,8 @@ grep -q "^backend: *userspace" "$TOPO_TMP/status" || fail "status: backend"
 grep -q "^xlb-dpdk: *running (pid $DPDK_PID), engine jit" "$TOPO_TMP/status" || fail "status: xlb-dpdk"
 grep -q "^net_$PMD"'0 *data' "$TOPO_TMP/status" || fail "status: data port"
 grep -q "^net_tap0 *exception" "$TOPO_TMP/status" || fail "status: exception port"
+[ "$(lbctl -j status | json '[d["settings"][k] for k in ("max_vips", "max_reals", "ring_size")]')" = \
+	"[4, 16, 1021]" ] || fail "xlbd's sizes are not xlb-dpdk's ($SIZES)"
 
 # Every real healthy: the probes went out through the tap and xlb-dpdk.
 wait_health() { # VIP_KEY REAL STATE
@@ -101,6 +106,14 @@ for name, c in counts.items():
     assert abs(c - n / 3) <= 0.15 * n / 3, ('outside +-15% of a third', name, c)
 PY
 }
+step "sizes: the VIP's ring has 1021 slots, a fifth VIP does not fit"
+slots=$(lbctl -j real list $VIP:80 | json 'sum(r["slots"] for r in d["reals"])')
+[ "$slots" = 1021 ] || fail "the reals hold $slots ring slots, not --ring-size 1021"
+lbctl vip add 10.200.0.2:80/tcp >/dev/null || fail "third VIP"
+lbctl vip add 10.200.0.3:80/tcp >/dev/null || fail "fourth VIP"
+lbctl vip add 10.200.0.4:80/tcp >/dev/null 2>&1 && fail "a fifth VIP accepted with --max-vips 4"
+lbctl vip del 10.200.0.2:80/tcp >/dev/null && lbctl vip del 10.200.0.3:80/tcp >/dev/null || fail "vip del"
+
 for v in "$VIP" "[$VIP6]"; do
 	step "curl: 1000 new connections to $v"
 	out=$(curl_spread "$v" 1000)
@@ -236,7 +249,12 @@ t0=$(date +%s%N)
 rm -rf "/var/run/dpdk/$DPDK_PREFIX"
 lbctl real set-weight $VIP:80 "${REALS[0]}" 0 || fail "weight 0 while xlb-dpdk is down"
 lbctl real set-weight "[$VIP6]:80" "${REALS6[0]}" 0 || fail "weight 0 (v6) while xlb-dpdk is down"
-dpdk_lb_start "$PMD" || fail "xlb-dpdk restart"
+# maps of other sizes are refused, never reinterpreted or remade
+dpdk_lb_start "$PMD" --max-vips 8 --max-reals 16 --ring-size 1021 2>/dev/null &&
+	fail "xlb-dpdk took maps of other sizes"
+grep -q "xlb_vips holds another map" "$TOPO_TMP/dpdk.log" || fail "no message about the maps' sizes"
+rm -rf "/var/run/dpdk/$DPDK_PREFIX"
+dpdk_lb_start "$PMD" $SIZES || fail "xlb-dpdk restart"
 echo "xlb-dpdk back in $((($(date +%s%N) - t0) / 1000000)) ms"
 hold_check "kill -9 xlb-dpdk" r1 || fail "xlb-dpdk's restart disturbed established connections"
 misses1=$(lbctl -j stats | json 'd["lru"]["misses"]')
