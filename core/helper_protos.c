@@ -47,11 +47,13 @@
 #define GPL (1u << 3)
 
 static const struct xbpf_helper_proto protos[] = {
-	/* maps (for_each_map_elem, loop, spin locks, tail calls: not yet, so unknown) */
+	/* maps (for_each_map_elem, loop, spin locks: not yet, so unknown) */
 	HELPER(map_lookup_elem, PTR_TO_MAP_VALUE_OR_NULL, PKT_ACCESS, ALL, A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY)),
 	HELPER(map_update_elem, INTEGER, PKT_ACCESS, ALL, A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY), A(PTR_TO_MAP_VALUE), A(ANYTHING)),
 	HELPER(map_delete_elem, INTEGER, PKT_ACCESS, ALL, A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY)),
 	HELPER(map_lookup_percpu_elem, PTR_TO_MAP_VALUE_OR_NULL, PKT_ACCESS, ALL, A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY), A(ANYTHING)),
+	/* tail calls: the program in a prog_array slot replaces this one */
+	HELPER(tail_call, VOID, 0, ALL, A(PTR_TO_CTX), A(CONST_MAP_PTR), A(ANYTHING)),
 	/* ring buffers: a reserved record is a reference, submitted or discarded on every path */
 	HELPER(ringbuf_reserve, PTR_TO_RINGBUF_MEM_OR_NULL, 0, ALL, A(CONST_MAP_PTR), A(CONST_ALLOC_SIZE_OR_ZERO), A(ANYTHING)),
 	HELPER(ringbuf_submit, VOID, 0, ALL, A(PTR_TO_RINGBUF_MEM_RELEASE), A(ANYTHING)),

@@ -86,6 +86,13 @@ void __xbpf_map_lookup_plan(const struct xbpf_map *map, struct xbpf_lookup_plan 
 /* Offset of the thread's CPU id (an int) from the thread pointer: the same in every thread. */
 intptr_t __xbpf_cpu_tls_offset(void);
 
+/* ---- program arrays (bpf_tail_call) ------------------------------------------ */
+
+/* Slot key of a prog_array map holds prog (an engine's loaded program), NULL empties it. */
+int __xbpf_prog_array_update(struct xbpf_map *map, uint32_t key, const void *prog);
+/* The loaded program in slot key, or NULL (empty or out of range). */
+const void *__xbpf_prog_array_get(struct xbpf_map *map, uint32_t key);
+
 /* ---- functions' BTF signatures (func_info) ------------------------------- */
 
 #define XBPF_FUNC_MAX_ARGS 5

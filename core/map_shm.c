@@ -124,6 +124,10 @@ static int check_spec(const struct xbpf_map_spec *spec, int nr_cpus)
 		    !spec->max_entries)
 			return -EINVAL;
 		break;
+	case XBPF_MAP_PROG_ARRAY:
+		if (spec->key_size != 4 || spec->value_size != 4 || !spec->max_entries)
+			return -EINVAL;
+		break;
 	case XBPF_MAP_RINGBUF:
 		if (spec->key_size || spec->value_size || spec->max_entries < XBPF_PAGE_SIZE ||
 		    (spec->max_entries & (spec->max_entries - 1)))
@@ -153,6 +157,7 @@ static const struct xbpf_map_ops *map_ops(enum xbpf_map_type type)
 		return &__xbpf_array_ops;
 	case XBPF_MAP_ARRAY_OF_MAPS:
 	case XBPF_MAP_DEVMAP:
+	case XBPF_MAP_PROG_ARRAY:
 		return &__xbpf_fd_array_ops;
 	case XBPF_MAP_HASH:
 	case XBPF_MAP_PERCPU_HASH:
@@ -191,7 +196,8 @@ static int map_setup(struct xbpf_map *map, const struct xbpf_map_spec *spec, int
 	map->ops = map_ops(spec->type);
 	map->nr_cpus = nr_cpus;
 	map->percpu = is_percpu(spec->type);
-	map->val_size = __xbpf_is_map_of_maps(spec->type) ? sizeof(void *) : spec->value_size;
+	map->val_size = __xbpf_is_map_of_maps(spec->type) || spec->type == XBPF_MAP_PROG_ARRAY ?
+				sizeof(void *) : spec->value_size;
 	map->stride = XBPF_ROUND_UP(map->val_size, 8);
 	map->cpu_vals = map->percpu ? (uint32_t)nr_cpus : 1;
 	pthread_mutex_init(&map->reg_lock, NULL);
@@ -329,8 +335,9 @@ static void storage_free(struct xbpf_map *map)
 
 static bool shareable(const struct xbpf_map *map)
 {
+	/* Slots of maps of maps and program arrays hold this process's pointers. */
 	return map->ops->shareable && map->spec.type != XBPF_MAP_ARRAY_OF_MAPS &&
-	       map->spec.type != XBPF_MAP_HASH_OF_MAPS;
+	       map->spec.type != XBPF_MAP_HASH_OF_MAPS && map->spec.type != XBPF_MAP_PROG_ARRAY;
 }
 
 static int map_shared(struct xbpf_map *map, int fd, size_t len, bool fresh)

@@ -29,6 +29,7 @@ static const struct {
 	{ XBPF_MAP_ARRAY_OF_MAPS, "array_of_maps" },
 	{ XBPF_MAP_HASH_OF_MAPS, "hash_of_maps" },
 	{ XBPF_MAP_DEVMAP, "devmap" },
+	{ XBPF_MAP_PROG_ARRAY, "prog_array" },
 	{ XBPF_MAP_RINGBUF, "ringbuf" },
 };
 
@@ -159,6 +160,8 @@ int xbpf_map__lookup(struct xbpf_map *map, const void *key, void *value)
 		return xbpf_err(-EINVAL);
 	if (map->spec.type == XBPF_MAP_RINGBUF)
 		return xbpf_err(-ENOTSUP);
+	if (map->spec.type == XBPF_MAP_PROG_ARRAY)
+		return xbpf_err(-EOPNOTSUPP); /* slots hold this process's loaded programs */
 	raw = map->ops->lookup_raw(map, key);
 	if (!raw)
 		return xbpf_err(-ENOENT);
@@ -191,6 +194,9 @@ int xbpf_map__update(struct xbpf_map *map, const void *key, const void *value, u
 		return xbpf_err(-EPERM);
 	if (map->spec.type == XBPF_MAP_RINGBUF)
 		return xbpf_err(-ENOTSUP);
+	/* A program array's slots hold loaded programs: xbpf_vm__prog_array_update(). */
+	if (map->spec.type == XBPF_MAP_PROG_ARRAY)
+		return xbpf_err(-EOPNOTSUPP);
 	if (__xbpf_is_map_of_maps(map->spec.type)) {
 		uint32_t id;
 		struct xbpf_map *inner;
@@ -313,6 +319,7 @@ int __xbpf_map_update_prog(struct xbpf_map *map, const void *key, const void *va
 	case XBPF_MAP_ARRAY_OF_MAPS:
 	case XBPF_MAP_HASH_OF_MAPS:
 	case XBPF_MAP_DEVMAP:
+	case XBPF_MAP_PROG_ARRAY:
 		return -EOPNOTSUPP; /* the kernel's verifier refuses these */
 	default:
 		break;
@@ -323,6 +330,7 @@ int __xbpf_map_update_prog(struct xbpf_map *map, const void *key, const void *va
 int __xbpf_map_delete_prog(struct xbpf_map *map, const void *key)
 {
 	switch (map->spec.type) {
+	case XBPF_MAP_PROG_ARRAY:
 	case XBPF_MAP_RINGBUF:
 	case XBPF_MAP_ARRAY_OF_MAPS:
 	case XBPF_MAP_HASH_OF_MAPS:
@@ -331,6 +339,25 @@ int __xbpf_map_delete_prog(struct xbpf_map *map, const void *key)
 		break;
 	}
 	return map->ops->delete(map, key);
+}
+
+int __xbpf_prog_array_update(struct xbpf_map *map, uint32_t key, const void *prog)
+{
+	if (!map || map->spec.type != XBPF_MAP_PROG_ARRAY)
+		return -EINVAL;
+	if (!prog)
+		return map->ops->delete(map, &key);
+	return map->ops->update(map, &key, &prog, XBPF_ANY, -1);
+}
+
+const void *__xbpf_prog_array_get(struct xbpf_map *map, uint32_t key)
+{
+	const void *raw;
+
+	if (key >= map->spec.max_entries)
+		return NULL;
+	raw = map->ops->lookup_raw(map, &key);
+	return raw ? atomic_load_explicit((_Atomic(const void *) *)raw, memory_order_acquire) : NULL;
 }
 
 int __xbpf_map_init_value(struct xbpf_map *map, const void *data, size_t size)
@@ -496,7 +523,7 @@ static int fd_array_update(struct xbpf_map *map, const void *key, const void *va
 		atomic_store_explicit(&slot->used, 1, memory_order_release);
 		return 0;
 	}
-	/* array_of_maps: value is the inner map pointer */
+	/* array_of_maps, prog_array: value is the inner map's or the loaded program's pointer */
 	atomic_store_explicit((_Atomic(void *) *)(slot + 1), *(void *const *)value,
 			      memory_order_release);
 	atomic_store_explicit(&slot->used, 1, memory_order_release);
@@ -514,7 +541,7 @@ static int fd_array_delete(struct xbpf_map *map, const void *key)
 	slot = fd_slot(map, idx);
 	if (!atomic_exchange_explicit(&slot->used, 0, memory_order_acq_rel))
 		return -ENOENT;
-	if (map->spec.type == XBPF_MAP_ARRAY_OF_MAPS)
+	if (map->spec.type == XBPF_MAP_ARRAY_OF_MAPS || map->spec.type == XBPF_MAP_PROG_ARRAY)
 		atomic_store_explicit((_Atomic(void *) *)(slot + 1), NULL, memory_order_release);
 	return 0;
 }

@@ -55,6 +55,7 @@ xbpf_print_fn xbpf_set_print(xbpf_print_fn fn);
 enum xbpf_map_type {
 	XBPF_MAP_HASH = 1,
 	XBPF_MAP_ARRAY = 2,
+	XBPF_MAP_PROG_ARRAY = 3, /* slots of loaded programs, for bpf_tail_call() (xbpf_engine.h) */
 	XBPF_MAP_PERCPU_HASH = 5,
 	XBPF_MAP_PERCPU_ARRAY = 6,
 	XBPF_MAP_LRU_HASH = 9,

@@ -97,6 +97,7 @@ static int check_helper_mem(struct xv_env *env, int regno, int size, bool write,
 }
 
 #define H_MAP_LOOKUP 1
+#define H_TAIL_CALL 12
 #define H_PERF_EVENT_OUTPUT 25
 #define H_REDIRECT_MAP 51
 #define H_RINGBUF_OUTPUT 130
@@ -128,10 +129,17 @@ static int check_map_func_compat(struct xv_env *env, const struct xbpf_map_spec 
 	case XBPF_MAP_HASH_OF_MAPS:
 		ok = p->id == H_MAP_LOOKUP;
 		break;
+	case XBPF_MAP_PROG_ARRAY:
+		ok = p->id == H_TAIL_CALL;
+		break;
 	default:
 		break;
 	}
 	switch (p->id) {
+	case H_TAIL_CALL:
+		/* With subprograms too: this kernel's JIT allows tail calls in them. */
+		ok = ok && map->type == XBPF_MAP_PROG_ARRAY;
+		break;
 	case H_REDIRECT_MAP:
 		ok = ok && map->type == XBPF_MAP_DEVMAP;
 		break;
@@ -362,6 +370,22 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 			}
 			ref_obj_id = reg->ref_obj_id;
 		}
+	}
+	/* record_func_key(): a tail call's map, and a constant index the JIT may patch in. */
+	if (p->id == H_TAIL_CALL) {
+		struct xv_reg *idx = &regs[3];
+
+		if (!map || map->type != XBPF_MAP_PROG_ARRAY) {
+			xv_err(env, "expected prog array map for tail call"); /* no newline, as the kernel's */
+			return -EINVAL;
+		}
+		if (xv_reg_is_const(idx) && idx->var_off.value < map->max_entries &&
+		    (err = xv_mark_precise(env, 3)))
+			return err;
+		/* The called program never releases what this one holds. */
+		err = xv_check_resource_leak(env, "tail_call");
+		if (err)
+			return err;
 	}
 	if (map) {
 		err = check_map_func_compat(env, map, p);

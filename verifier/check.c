@@ -160,6 +160,24 @@ static int static_subprog_checks(struct xv_env *env)
 	return 0;
 }
 
+/*
+ * A tail call in a subprogram: the called program's exit returns to this
+ * frame's caller with its R0 (walked first), or the tail call fails and
+ * the subprogram goes on (pushed), as the 6.18 kernel has it.
+ */
+static int tail_call_in_subprog(struct xv_env *env)
+{
+	struct xv_state *other;
+	int err;
+
+	err = xv_push_stack(env, env->insn_idx + 1, env->insn_idx, &other);
+	if (err)
+		return err;
+	xv_mark_unknown(&cur_regs(env)[0]);
+	cur_regs(env)[0].written = true;
+	return xv_prepare_func_exit(env, &env->insn_idx);
+}
+
 /* One instruction, dispatched on its format in the opcode table (isa/). */
 static int do_one(struct xv_env *env, const struct xbpf_insn *insn, bool *path_done)
 {
@@ -204,7 +222,10 @@ static int do_one(struct xv_env *env, const struct xbpf_insn *insn, bool *path_d
 			err = xv_check_func_call(env, insn, &env->insn_idx);
 		} else if (insn->src_reg == 0) {
 			err = xv_check_helper_call(env, insn);
-			env->insn_idx++;
+			if (!err && insn->imm == HELPER_TAIL_CALL && env->cur->curframe)
+				err = tail_call_in_subprog(env);
+			else
+				env->insn_idx++;
 		} else {
 			xv_err(env, "unsupported call kind src_reg=%d\n", insn->src_reg);
 			err = -EINVAL;

@@ -76,9 +76,12 @@ static int kernel_verify(const char *obj_path, const char *name, unsigned *ret_i
 	*ret_insns = s ? (unsigned)strtoul(s + 10, NULL, 10) : 0;
 	if (err) {
 		/* The verifier's message: the line before its statistics. */
-		const char *end = strstr(klogbuf, "\nverification time"), *b;
+		/* (A message may lack its newline: "...tail callverification time".) */
+		const char *end = strstr(klogbuf, "verification time"), *b;
 
 		end = end ? end : klogbuf + strlen(klogbuf);
+		if (end > klogbuf && end[-1] == '\n')
+			end--;
 		for (b = end; b > klogbuf && b[-1] != '\n'; b--)
 			;
 		/* A caller's wrong argument: the line before says which. */
