@@ -89,14 +89,40 @@ static void update_reg32_bounds(struct xv_reg *reg)
 	reg->u32_max_value = min_t(reg->u32_max_value, (uint32_t)(v.value | v.mask));
 }
 
+/* A constant, in place (the kernel's ___mark_reg_known(): type, ids and marks kept). */
+static void set_known(struct xv_reg *reg, uint64_t imm)
+{
+	reg->var_off = tnum_const(imm);
+	reg->smin_value = reg->smax_value = (int64_t)imm;
+	reg->umin_value = reg->umax_value = imm;
+	reg->s32_min_value = reg->s32_max_value = (int32_t)imm;
+	reg->u32_min_value = reg->u32_max_value = (uint32_t)imm;
+}
+
 static void update_reg64_bounds(struct xv_reg *reg)
 {
 	struct tnum v = reg->var_off;
+	uint64_t next, tmax = v.value | v.mask;
+	bool umin_in_tnum;
 
 	reg->smin_value = max_t(reg->smin_value, (int64_t)(v.value | (v.mask & (1ULL << 63))));
 	reg->smax_value = min_t(reg->smax_value, (int64_t)(v.value | (v.mask & S64_MAX)));
 	reg->umin_value = max_t(reg->umin_value, v.value);
-	reg->umax_value = min_t(reg->umax_value, v.value | v.mask);
+	reg->umax_value = min_t(reg->umax_value, tmax);
+
+	/*
+	 * Linux 6.18: when the u64 range and the tnum share a single value,
+	 * that value is the register's - umin itself, the tnum's largest
+	 * member, or the one member strictly between.
+	 */
+	next = tnum_step(v, reg->umin_value);
+	umin_in_tnum = (reg->umin_value & ~v.mask) == v.value;
+	if (umin_in_tnum && next > reg->umax_value)
+		set_known(reg, reg->umin_value);
+	else if (!umin_in_tnum && next == tmax)
+		set_known(reg, tmax);
+	else if (!umin_in_tnum && next <= reg->umax_value && tnum_step(v, next) > reg->umax_value)
+		set_known(reg, next);
 }
 
 /* The kernel's __reg32_deduce_bounds() (6.18). */

@@ -123,6 +123,35 @@ struct tnum tnum_mul(struct tnum a, struct tnum b)
 	return acc;
 }
 
+/*
+ * The smallest member of t above z (t's largest when none is, its
+ * smallest when z is below it), as the kernel's tnum_step().  Members are
+ * value + x for the submasks x of mask, in the order of x: the answer is
+ * value + the smallest submask >= z - value + 1.
+ */
+uint64_t tnum_step(struct tnum t, uint64_t z)
+{
+	uint64_t tmax = t.value | t.mask, d, prefix = 0, best = 0;
+
+	if (z >= tmax)
+		return tmax;
+	if (z < t.value)
+		return t.value;
+	d = z - t.value + 1; /* 1 <= d <= mask */
+	for (int bit = 63; bit >= 0; bit--) {
+		uint64_t b = 1ULL << bit;
+
+		if (d & b) {
+			if (!(t.mask & b))
+				return t.value + best; /* d's bit cannot be matched: above it, bigger */
+			prefix |= b;
+		} else if (t.mask & b) {
+			best = prefix | b; /* bigger than d from here on, the smallest so far */
+		}
+	}
+	return t.value + prefix; /* d itself is a submask */
+}
+
 /* Every value either tnum may hold. */
 struct tnum tnum_union(struct tnum a, struct tnum b)
 {

@@ -35,6 +35,7 @@ struct tnum tnum_or(struct tnum a, struct tnum b);
 struct tnum tnum_xor(struct tnum a, struct tnum b);
 struct tnum tnum_mul(struct tnum a, struct tnum b);
 /* Values that are in both a and b (a and b must agree on their known bits). */
+uint64_t tnum_step(struct tnum t, uint64_t z);
 struct tnum tnum_union(struct tnum a, struct tnum b);
 struct tnum tnum_intersect(struct tnum a, struct tnum b);
 /* Keep the low size bytes. */

@@ -226,6 +226,24 @@ const struct vcase vcases_gaps[] = {
 		CALL_HELPER(BPF_FUNC_get_prandom_u32), A64K(AND, R0, 2), A64K(OR, R0, 1),
 		A64K(MUL, R0, 3), JK(JSET, R0, 8, 2), MOV64K(R0, 0), EXIT(),
 		LDX(DW, R0, R0, 0), EXIT() }, REJECT("R0 invalid mem access 'scalar'") },
+	/*
+	 * Linux 6.18: a u64 range and a tnum that share one value make it a
+	 * constant.  ifindex + 1 is in [1, 2^32]; its low half 16 leaves the
+	 * tnum {16, 2^32 + 16}, and only 16 is in the range: the packet
+	 * offset is 16, bounded by the check (both verifiers accept).
+	 */
+	{ "tnum and range: one shared value is a constant", XBPF_PROG_XDP, {
+		MOV64X(R6, R1), LDX(W, R2, R6, XDP_MD(data)), LDX(W, R3, R6, XDP_MD(data_end)),
+		LDX(W, R8, R6, XDP_MD(rx_queue_index)), A64K(ADD, R8, 1), J32K(JNE, R8, 0x10, 6),
+		MOV64X(R5, R2), A64X(ADD, R5, R8), MOV64X(R4, R5), A64K(ADD, R4, 1),
+		JX(JGT, R4, R3, 1), LDX(B, R0, R5, 0), MOV64K(R0, 0), EXIT() }, ACCEPT },
+	/* ... and two shared values are not: the same offset with low half 16 or 17 */
+	{ "tnum and range: two shared values stay a range", XBPF_PROG_XDP, {
+		MOV64X(R6, R1), LDX(W, R2, R6, XDP_MD(data)), LDX(W, R3, R6, XDP_MD(data_end)),
+		LDX(W, R8, R6, XDP_MD(rx_queue_index)), A64K(ADD, R8, 1), J32K(JLT, R8, 0x10, 7),
+		J32K(JGT, R8, 0x11, 6), MOV64X(R5, R2), A64X(ADD, R5, R8), MOV64X(R4, R5),
+		A64K(ADD, R4, 1), JX(JGT, R4, R3, 1), LDX(B, R0, R5, 0), MOV64K(R0, 0), EXIT() },
+		REJECT("invalid access to packet") },
 	/* ---- helper prototypes as the kernel has them ------------------------------ */
 	{ "helper proto: skb_load_bytes may not fill the packet itself", XBPF_PROG_SCHED_CLS, {
 		LDX(W, R6, R1, SKB(data)), LDX(W, R7, R1, SKB(data_end)), MOV64X(R3, R6),

@@ -101,6 +101,20 @@ int main(void)
 				      (unsigned long long)y);
 			}
 		}
+		/* step: the smallest member above z, every z around a's members */
+		for (uint64_t z = 0; z < 300; z++) {
+			uint64_t want = a.value | a.mask; /* none above: the largest */
+
+			if (z < a.value)
+				want = a.value;
+			for (int i = 0; i < na && z >= a.value; i++)
+				if (ma[i] > z && ma[i] < want)
+					want = ma[i];
+			CHECK(tnum_step(a, z) == want, "step (%llx; %llx) above %llu: %llu, want %llu",
+			      (unsigned long long)a.value, (unsigned long long)a.mask,
+			      (unsigned long long)z, (unsigned long long)tnum_step(a, z),
+			      (unsigned long long)want);
+		}
 		/* union: members of either are members */
 		for (int i = 0; i < na; i++)
 			CHECK(member(tnum_union(a, b), ma[i]), "union");
