@@ -38,9 +38,27 @@ attach() { # attach LB on lbgB, fresh (a new program: empty LRU, zero counters)
 			"$build/dataplane/balancer.bpf.o" "$b" 02:00:00:00:00:fe 10.255.0.0/16 \
 			$vip 80 ip 10.1.0.1 10.1.0.2 10.1.0.3 >/dev/null
 	else
-		ip netns exec "$ns" "$build/bench/live/xlb-bench-attach" "$seed_obj" "$b" $vip >/dev/null
+		ip netns exec "$ns" "$build/bench/live/xlb-bench-attach" "$seed_obj" "$b" $vip \
+			"$xlb_lru" >/dev/null
 	fi
 }
+
+# The seed's connection table gets as many entries as xlb's (its selftest
+# size, 300, holds neither 16k nor 1M flows): both keep every flow they can.
+xlb_lru=$(attach xlb && python3 - "$ns" "$b" <<'PY'
+import json, subprocess, sys
+ns, dev = sys.argv[1], sys.argv[2]
+link = json.loads(subprocess.check_output(["ip", "-n", ns, "-j", "link", "show", dev]))[0]
+prog = json.loads(subprocess.check_output(["bpftool", "-j", "prog", "show", "id",
+                                           str(link["xdp"]["prog"]["id"])]))
+for m in prog["map_ids"]:
+    info = json.loads(subprocess.check_output(["bpftool", "-j", "map", "show", "id", str(m)]))
+    if info.get("name") == "xlb_conns":
+        print(info["max_entries"])
+PY
+)
+[ -n "$xlb_lru" ] || { echo "live_veth: cannot read xlb's xlb_conns size" >&2; exit 1; }
+echo "connection tables: $xlb_lru entries (xlb's xlb_conns; the seed's lru_cache set to it)" > "$out/live-lru.txt"
 
 lbs=xlb
 [ "$seed_obj" != - ] && lbs="xlb seed"
