@@ -35,6 +35,8 @@ struct xbpf_exec_prog {
 	const struct xbpf_lookup_plan *const *lookup_plan;
 	/* Optional: [insn_cnt], a helper call's target instead of xbpf_helper_impl(imm) (JIT rewrites). */
 	const xbpf_helper_fn *call_fn;
+	/* Optional: a prog_array slot's tail target (__xbpf_prog_array_get); NULL: no tail calls. */
+	const void *(*tail_lookup)(struct xbpf_map *map, uint32_t key);
 };
 
 /* The lookup plans of a program's call sites (lookup.c); free with __xbpf_lookup_plans_free(). */
@@ -59,6 +61,22 @@ void __xbpf_lookup_plans_free(struct xbpf_call_plans *plans);
  * __xbpf_interp_run_err() gives it.
  */
 struct xbpf_interp_code;
+
+/*
+ * What a prog_array slot holds (xbpf_vm__prog_array_update()): a loaded
+ * program as a tail call enters it.  The interpreter enters interpreted code
+ * in place of the calling frame; JITed code it calls, and its R0 ends the
+ * calling frame, which is the same (a JITed program makes no tail calls).
+ */
+struct xbpf_tail_target {
+	enum xbpf_prog_type type;
+	const struct xbpf_interp_code *interp;
+	uint64_t (*jit_entry)(uint64_t r1, uint64_t r2);
+};
+
+/* The kernel's MAX_TAIL_CALL_CNT: tail calls one run may make. */
+#define XBPF_MAX_TAIL_CALLS 33
+
 int __xbpf_interp_prepare(const struct xbpf_exec_prog *prog, struct xbpf_interp_code **ret);
 void __xbpf_interp_code_free(struct xbpf_interp_code *code);
 uint64_t __xbpf_interp_exec(const struct xbpf_interp_code *code, uint64_t r1, uint64_t r2,

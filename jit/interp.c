@@ -68,6 +68,7 @@ struct interp_insn {
 		uint64_t imm64;	   /* second slot of ld_imm64: the value */
 		xbpf_helper_fn fn; /* helper call */
 		const struct xbpf_lookup_plan *plan;
+		const void *(*tail_lookup)(struct xbpf_map *map, uint32_t key);
 	};
 };
 
@@ -230,7 +231,7 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 #define SPECIAL_OPS(X)                                                                             \
 	X(MOVSX64) X(MOVSX32)                                                                     \
 	X(LE16) X(LE32) X(LE64) X(BE16) X(BE32) X(BE64)                                          \
-	X(CALL_HELPER) X(CALL_LOCAL) X(LOOKUP_ARRAY)
+	X(CALL_HELPER) X(CALL_LOCAL) X(LOOKUP_ARRAY) X(TAIL_CALL)
 
 /* Handler numbers: the generic one of every opcode, then the special ones. */
 enum interp_op {
@@ -315,6 +316,10 @@ static enum interp_op decode_one(const struct xbpf_exec_prog *prog, uint32_t idx
 			return OP_invalid;
 		break;
 	case XBPF_FMT_CALL:
+		if (insn->src_reg == 0 && insn->imm == BPF_FUNC_tail_call && prog->tail_lookup) {
+			out->tail_lookup = prog->tail_lookup;
+			return OP_TAIL_CALL;
+		}
 		if (insn->src_reg == 0) {
 			const struct xbpf_lookup_plan *plan =
 				prog->lookup_plan ? prog->lookup_plan[idx] : NULL;
@@ -549,13 +554,20 @@ static uint64_t interp_exec(const struct xbpf_interp_code *code, uint64_t r1, ui
 		SPECIAL_OPS(SPECIAL_ENTRY)
 		&&L_invalid,
 	};
-	uint8_t stack[XBPF_MAX_CALL_FRAMES * XBPF_STACK_SIZE] __attribute__((aligned(16)));
-	struct call_frame frames[XBPF_MAX_CALL_FRAMES];
+	/*
+	 * Room for tail calls too: one made from a subprogram leaves the frames
+	 * below it (under 256 bytes, at most 7 of them: the verifier's rules)
+	 * and the called program adds its own.
+	 */
+	uint8_t stack[XBPF_MAX_CALL_FRAMES * XBPF_STACK_SIZE + XBPF_MAX_TAIL_CALLS * 256]
+		__attribute__((aligned(16)));
+	struct call_frame frames[XBPF_MAX_CALL_FRAMES * (XBPF_MAX_TAIL_CALLS + 1)];
 	const struct interp_insn *pc;
 	uint32_t budget = UNVERIFIED_JUMP_BUDGET;
 	uint64_t reg[XBPF_MAX_REG];
 	uint8_t *bottom;
-	int depth = 0;
+	/* frame_limit: the running program's own frames end there (8 from where it began). */
+	int depth = 0, frame_limit = XBPF_MAX_CALL_FRAMES, tail_calls = 0;
 
 	if (__builtin_expect(!code, 0)) {
 		handler_tables[1] = budgeted;
@@ -743,7 +755,7 @@ L_LOOKUP_ARRAY:
 L_CALL_LOCAL: {
 	struct call_frame *f;
 
-	if (__builtin_expect(depth + 1 >= XBPF_MAX_CALL_FRAMES, 0))
+	if (__builtin_expect(depth + 1 >= frame_limit || bottom - (uint16_t)pc->off < stack, 0))
 		FAULT(-E2BIG);
 	f = &frames[depth++];
 	f->ret_pc = pc;
@@ -753,6 +765,35 @@ L_CALL_LOCAL: {
 	reg[XBPF_REG_FP] = (uintptr_t)bottom;
 	bottom -= (uint16_t)pc->off;
 	pc += pc->imm + 1;
+	DISPATCH();
+}
+/*
+ * bpf_tail_call(ctx, map, index): the program in the slot replaces the
+ * running one in this frame (its frames below stay); a missing program, the
+ * 33rd tail call of the run or no room left make it fail, and the caller
+ * goes on.
+ */
+L_TAIL_CALL: {
+	const struct xbpf_tail_target *t;
+
+	if (__builtin_expect(tail_calls >= XBPF_MAX_TAIL_CALLS, 0))
+		NEXT();
+	t = pc->tail_lookup((struct xbpf_map *)(uintptr_t)reg[2], (uint32_t)reg[3]);
+	if (!t)
+		NEXT();
+	tail_calls++;
+	if (!t->interp) {
+		reg[0] = t->jit_entry(reg[1], 0);
+		goto L_JMP64_EXIT;
+	}
+	if ((uint8_t *)(uintptr_t)reg[XBPF_REG_FP] - t->interp->main_frame < stack ||
+	    depth + XBPF_MAX_CALL_FRAMES > (int)(sizeof(frames) / sizeof(frames[0]))) {
+		tail_calls--;
+		NEXT();
+	}
+	bottom = (uint8_t *)(uintptr_t)reg[XBPF_REG_FP] - t->interp->main_frame;
+	frame_limit = depth + XBPF_MAX_CALL_FRAMES;
+	pc = t->interp->insns;
 	DISPATCH();
 }
 /* The decoder sends here only calls of helpers the runtime lacks. */

@@ -40,6 +40,7 @@ struct xbpf_vm {
 	struct xbpf_jit_image image;
 	xbpf_jit_entry_fn jit_entry; /* NULL: interpreter */
 	struct xbpf_interp_code *interp; /* decoded for the interpreter (when it runs) */
+	struct xbpf_tail_target tail;	 /* what a prog_array slot holding this program points at */
 };
 
 const char *xbpf_engine_name(enum xbpf_engine_kind kind)
@@ -231,7 +232,8 @@ static int check_helpers_implemented(const struct xbpf_vm *vm, const struct xbpf
 		if (insn->code != (XBPF_JMP | XBPF_CALL) || insn->src_reg != 0)
 			continue;
 		p = xbpf_helper_proto(insn->imm);
-		if (!p || xbpf_helper_impl(insn->imm))
+		/* bpf_tail_call is the interpreter's own (L_TAIL_CALL). */
+		if (!p || xbpf_helper_impl(insn->imm) || insn->imm == BPF_FUNC_tail_call)
 			continue;
 		pr_warn("prog '%s': insn %zu: helper bpf_%s#%d is not supported in userspace\n",
 			xbpf_prog__name(vm->prog), i, p->name, p->id);
@@ -275,11 +277,26 @@ static int precompute_call_frames(struct xbpf_vm *vm)
 	return 0;
 }
 
+static bool has_tail_call(const struct xbpf_vm *vm)
+{
+	for (size_t i = 0; i < vm->insn_cnt; i += xbpf_insn_len(&vm->insns[i]))
+		if (vm->insns[i].code == (XBPF_JMP | XBPF_CALL) && vm->insns[i].src_reg == 0 &&
+		    vm->insns[i].imm == BPF_FUNC_tail_call)
+			return true;
+	return false;
+}
+
 static void prepare_jit(struct xbpf_vm *vm, const struct xbpf_vm_opts *opts)
 {
 	const struct xbpf_jit_arch *arch = __xbpf_jit_host_arch;
 	int err;
 
+	/* The JITs do not replace a running frame: tail-calling programs are interpreted. */
+	if (has_tail_call(vm)) {
+		pr_info("prog '%s': JIT refuses bpf_tail_call (the interpreter runs it), falling back to the interpreter\n",
+			xbpf_prog__name(vm->prog));
+		return;
+	}
 	if (!arch) {
 		pr_warn("prog '%s': JIT failed (no JIT for this architecture), falling back to the interpreter\n",
 			xbpf_prog__name(vm->prog));
@@ -355,6 +372,7 @@ struct xbpf_vm *xbpf_vm__new(const struct xbpf_prog *prog, const struct xbpf_vm_
 		goto err_free;
 	if (vm->plans.cnt)
 		vm->exec.lookup_plan = vm->plans.at;
+	vm->exec.tail_lookup = __xbpf_prog_array_get;
 
 	if (OPTS_GET(opts, engine, XBPF_ENGINE_INTERP) == XBPF_ENGINE_JIT)
 		prepare_jit(vm, opts);
@@ -363,6 +381,8 @@ struct xbpf_vm *xbpf_vm__new(const struct xbpf_prog *prog, const struct xbpf_vm_
 		if (err)
 			goto err_free;
 	}
+	vm->tail = (struct xbpf_tail_target){ .type = vm->type, .interp = vm->interp,
+					      .jit_entry = vm->jit_entry };
 	return vm;
 
 err_free:
@@ -385,6 +405,22 @@ struct xbpf_vm *xbpf_vm__free(struct xbpf_vm *vm)
 	__xbpf_lookup_plans_free(&vm->plans);
 	free(vm);
 	return NULL;
+}
+
+int xbpf_vm__prog_array_update(struct xbpf_map *map, uint32_t key, struct xbpf_vm *vm)
+{
+	const struct xbpf_map_spec *spec = xbpf_map__spec(map);
+
+	if (!spec || spec->type != XBPF_MAP_PROG_ARRAY || key >= spec->max_entries)
+		return xbpf_err(-EINVAL);
+	/* One program type per array, as the kernel's owner check. */
+	for (uint32_t k = 0; vm && k < spec->max_entries; k++) {
+		const struct xbpf_tail_target *t = __xbpf_prog_array_get(map, k);
+
+		if (t && k != key && t->type != vm->type)
+			return xbpf_err(-EINVAL);
+	}
+	return xbpf_err(__xbpf_prog_array_update(map, key, vm ? &vm->tail : NULL));
 }
 
 enum xbpf_engine_kind xbpf_vm__engine(const struct xbpf_vm *vm)

@@ -65,6 +65,17 @@ int xbpf_vm__test_run(struct xbpf_vm *vm, struct xbpf_test_run_opts *opts);
 /* JIT image facts for `xbpf jit`: native bytes of function idx; -ENOENT if not JITed. */
 int xbpf_vm__jit_func(const struct xbpf_vm *vm, size_t idx, const void **ret_code, size_t *ret_size);
 
+/*
+ * Put vm in slot key of a prog_array map (vm NULL empties the slot), as a
+ * kernel prog array takes a program's fd: bpf_tail_call(ctx, map, key) then
+ * runs it in place of the caller, at most 33 times a run.  Every program in
+ * one array has the same program type (-EINVAL otherwise, nothing changed);
+ * a vm must leave every slot before it is freed.  Tail-calling programs run
+ * in the interpreter (the JITs refuse them); the programs they call may be
+ * JITed.
+ */
+int xbpf_vm__prog_array_update(struct xbpf_map *map, uint32_t key, struct xbpf_vm *vm);
+
 #ifdef __cplusplus
 }
 #endif
