@@ -31,11 +31,12 @@
  *  - a real's next candidate is its last one plus skip (mod M): no
  *    division, and an 8 KiB occupancy bitmap that stays in L1 instead of
  *    the 256 KiB ring;
- *  - on x86-64 with AVX2 (checked at run time) a real tests its next 8
- *    candidates with one gather from the bitmap and takes the first free
- *    one: one branch per 8 probes, taken rarely while most slots are free,
- *    instead of a mispredicted branch per claim (the plain walk spends
- *    more time on those than on probing);
+ *  - on x86-64 with AVX2 (checked at run time) a real whose first
+ *    candidate is taken tests its next 8 with one gather from the bitmap
+ *    and takes the first free one: one branch per 8 probes instead of a
+ *    mispredicted branch per probe (the first candidate alone is tested
+ *    without a gather: a gather costs more than that one branch, which
+ *    mostly goes the same way until the ring is nearly full);
  *  - once at most `endgame` slots are free, a real's next slot is the free
  *    slot with the smallest position in its permutation, and that position
  *    is (slot - offset) * skip^-1 mod M: the few free slots are scanned
@@ -234,6 +235,12 @@ __attribute__((target("avx2"))) static void fill_walk_avx2(struct fill *f, uint3
 	while (f->filled < stop) {
 		struct perm *p = &f->perm[next_claimer(f)];
 		uint32_t base = p->slot, free;
+
+		/* The first candidate alone, without a gather: free for most claims but the last ones. */
+		if (!slot_taken(f->taken, base)) {
+			claim(f, p, base);
+			continue;
+		}
 		__m256i cand = _mm256_add_epi32(_mm256_set1_epi32((int)base), _mm256_load_si256((const __m256i *)p->lane));
 
 		/* x % m for x < 2m: min(x, x - m) unsigned (x - m wraps when x < m) */
