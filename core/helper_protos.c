@@ -47,7 +47,10 @@
 #define GPL (1u << 3)
 
 static const struct xbpf_helper_proto protos[] = {
-	/* maps (for_each_map_elem, loop, spin locks: not yet, so unknown) */
+	/* callbacks: the verifier walks the callback as if called from the helper, again and again */
+	HELPER(loop, INTEGER, 0, ALL, A(ANYTHING), A(PTR_TO_FUNC), A(PTR_TO_STACK_OR_NULL), A(ANYTHING)),
+	HELPER(for_each_map_elem, INTEGER, 0, ALL, A(CONST_MAP_PTR), A(PTR_TO_FUNC), A(PTR_TO_STACK_OR_NULL), A(ANYTHING)),
+	/* maps */
 	HELPER(map_lookup_elem, PTR_TO_MAP_VALUE_OR_NULL, PKT_ACCESS, ALL, A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY)),
 	HELPER(map_update_elem, INTEGER, PKT_ACCESS, ALL, A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY), A(PTR_TO_MAP_VALUE), A(ANYTHING)),
 	HELPER(map_delete_elem, INTEGER, PKT_ACCESS, ALL, A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY)),

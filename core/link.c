@@ -14,6 +14,9 @@
  *   relocation names the section and imm holds the offset), without one,
  *   the call's own position plus imm + 1 in its section; imm is then
  *   rewritten relative to the linked layout;
+ * - ld_imm64 with an R_BPF_64_64 relocation against code is a callback's
+ *   address: src_reg XBPF_PSEUDO_FUNC, imm relative as a call's, the
+ *   function appended and walked as a callee is;
  * - ld_imm64 with an R_BPF_64_64 relocation against a .maps symbol becomes
  *   src_reg XBPF_PSEUDO_MAP_FD, imm = object map index; against a global
  *   data section, XBPF_PSEUDO_MAP_VALUE with the offset (symbol value +
@@ -225,9 +228,26 @@ static int reloc_ldimm64(struct linker *l, uint32_t i, const struct xbpf_elf_rel
 		return 0;
 	}
 	if (is_exec_sec(&elf->secs[shndx])) {
-		pr_warn("elf: prog '%s': function pointers ('%s') are not supported\n", l->prog_name,
-			sym->name);
-		return -ENOTSUP;
+		/* A callback's address: the symbol's offset plus imm, in bytes (libbpf's subprog addr). */
+		uint64_t byte = sym->sym.st_value + (uint64_t)(uint32_t)insn->imm;
+		long g = byte % XBPF_INSN_SIZE ? -1 : find_func(elf, shndx, (uint32_t)(byte / XBPF_INSN_SIZE));
+		int err;
+
+		if (g < 0) {
+			pr_warn("elf: prog '%s': insn %u: '%s' + %d is not a function start\n",
+				l->prog_name, i, sym->name, insn->imm);
+			return -EINVAL;
+		}
+		if (l->linked[g] < 0) {
+			err = append_func(l, (size_t)g);
+			if (err)
+				return err;
+			insn = &l->out[i]; /* out may have moved */
+		}
+		insn->src_reg = XBPF_PSEUDO_FUNC;
+		insn->imm = (int32_t)(l->linked[g] - (long)i - 1);
+		l->out[i + 1].imm = 0;
+		return 0;
 	}
 	pr_warn("elf: prog '%s': insn %u: relocation against section %s is not supported\n",
 		l->prog_name, i, elf->secs[shndx].name);
@@ -330,9 +350,15 @@ static int link_prog(struct linker *l, size_t main_fi)
 				goto out;
 			}
 			if (rel) {
+				size_t before = l->nregions;
+
 				err = reloc_ldimm64(l, i, rel);
 				if (err)
 					goto out;
+				fr->pos += 2;
+				if (l->nregions > before) /* a callback: walk it first, like a callee */
+					stack[depth++] = (struct frame){ .region = l->nregions - 1, .pos = 0 };
+				continue;
 			}
 			fr->pos += 2;
 			continue;

@@ -313,6 +313,8 @@ enum xbpf_arg_type {
 	XBPF_ARG_PTR_TO_RW_MEM,	       /* initialized memory the helper also writes, size next */
 	XBPF_ARG_PTR_TO_FIXED_MEM,     /* arg_size[] initialized bytes the helper writes, aligned */
 	XBPF_ARG_PTR_TO_RINGBUF_MEM_RELEASE, /* a ringbuf_reserve() record, released by the call */
+	XBPF_ARG_PTR_TO_FUNC,	       /* a static subprogram (ld_imm64 BPF_PSEUDO_FUNC): the callback */
+	XBPF_ARG_PTR_TO_STACK_OR_NULL, /* the stack, or NULL (a callback's context) */
 };
 
 enum xbpf_ret_type {

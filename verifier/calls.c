@@ -81,6 +81,9 @@ static int check_helper_mem(struct xv_env *env, int regno, int size, bool write,
 		return xv_check_mem_region(env, regno, reg->off, size, reg->mem_size, zero_ok);
 	case PTR_TO_MEM:
 		return xv_check_mem_region(env, regno, reg->off, size, reg->mem_size, zero_ok);
+	case PTR_TO_MAP_KEY:
+		return xv_check_mem_region(env, regno, reg->off, size,
+					   reg->map ? reg->map->key_size : 0, zero_ok);
 	case PTR_TO_STACK:
 		if (raw_mode && tnum_is_const(reg->var_off) && raw_regno)
 			*raw_regno = regno;
@@ -108,6 +111,13 @@ static int check_helper_mem(struct xv_env *env, int regno, int size, bool write,
 static bool is_percpu_map(uint32_t type)
 {
 	return type == XBPF_MAP_PERCPU_HASH || type == XBPF_MAP_PERCPU_ARRAY ||
+	       type == XBPF_MAP_LRU_PERCPU_HASH;
+}
+
+static bool for_each_map(uint32_t type)
+{
+	return type == XBPF_MAP_ARRAY || type == XBPF_MAP_PERCPU_ARRAY || type == XBPF_MAP_HASH ||
+	       type == XBPF_MAP_PERCPU_HASH || type == XBPF_MAP_LRU_HASH ||
 	       type == XBPF_MAP_LRU_PERCPU_HASH;
 }
 
@@ -154,6 +164,7 @@ static int check_map_func_compat(struct xv_env *env, const struct xbpf_map_spec 
 	case H_PERF_EVENT_OUTPUT:
 		ok = false; /* needs a perf event array, which the runtime does not have */
 		break;
+
 	default:
 		break;
 	}
@@ -186,6 +197,95 @@ static bool is_mem_arg(enum xbpf_arg_type at)
 	       at == XBPF_ARG_PTR_TO_FIXED_MEM;
 }
 
+/*
+ * The callback's first walk from a helper that calls it (push_callback_call()):
+ * a pending path enters the callback in a new frame, with its arguments as
+ * the helper gives them; this path goes on past the call as if the helper
+ * were done.  The callback's exit comes back to the helper call, which
+ * pushes the next walk until the states converge (prune.c) or, for
+ * bpf_loop, the walks reach the loop count's largest value.
+ */
+static int callback_call(struct xv_env *env, const struct xbpf_insn *insn, int subprog,
+			 const struct xbpf_map_spec *map)
+{
+	struct xv_state *st = env->cur, *cb;
+	struct xv_func_state *caller = cur_frame(env), *callee;
+	struct xv_reg *regs = caller->regs;
+	int err;
+
+	if (insn->imm == HELPER_FOR_EACH_MAP_ELEM && !for_each_map(map->type)) {
+		/* Maps without a for_each walk (the kernel's map_for_each_callback). */
+		xv_err(env, "callback function not allowed for map\n");
+		return -524; /* ENOTSUPP, as the kernel answers */
+	}
+	if (insn->imm == HELPER_LOOP) {
+		struct xv_insn_aux *aux = &env->aux[env->insn_idx];
+		bool flags0 = xv_reg_is_const(&regs[4]) && regs[4].var_off.value == 0;
+
+		/*
+		 * The kernel inlines a bpf_loop whose callback and zero flags are
+		 * the same on every path, and reports the three stack slots that
+		 * takes (update_loop_inline_state()); a zero flags it relied on.
+		 */
+		if (flags0 && (err = xv_mark_precise(env, 4)))
+			return err;
+		if (!aux->loop_inline_seen) {
+			aux->loop_inline_seen = true;
+			aux->loop_inline = flags0;
+			aux->loop_callback = subprog;
+		} else if (aux->loop_inline) {
+			aux->loop_inline = flags0 && aux->loop_callback == subprog;
+		}
+		/* Whether the loop is done is decided on R1's bounds. */
+		err = xv_mark_precise(env, 1);
+		if (err)
+			return err;
+		if (caller->callback_depth >= regs[1].umax_value) {
+			caller->callback_depth = 0;
+			if (env->log.level >= 2)
+				xv_log_printf(&env->log, "frame%d bpf_loop iteration limit reached\n",
+					      st->curframe);
+			return 0;
+		}
+	}
+	if (st->curframe + 1 >= XBPF_MAX_CALL_FRAMES) {
+		xv_err(env, "the call stack of %d frames is too deep\n", st->curframe + 2);
+		return -E2BIG;
+	}
+	err = xv_push_stack(env, env->subprog[subprog].start, env->insn_idx, &cb);
+	if (err)
+		return err;
+	callee = xv_frame_new();
+	if (!callee)
+		return -ENOMEM;
+	callee->callsite = env->insn_idx;
+	callee->frameno = cb->curframe + 1;
+	callee->subprogno = subprog;
+	callee->in_callback_fn = true;
+	for (int r = 0; r < XV_MAX_REG; r++)
+		mark_not_init(&callee->regs[r]);
+	mark_ptr(&callee->regs[XBPF_REG_FP], PTR_TO_STACK);
+	callee->regs[XBPF_REG_FP].frameno = callee->frameno;
+	if (insn->imm == HELPER_LOOP) {
+		/* callback(u64 index, void *ctx) */
+		xv_mark_unknown(&callee->regs[1]);
+		callee->regs[2] = regs[3];
+	} else {
+		/* callback(struct bpf_map *map, void *key, void *value, void *ctx) */
+		callee->regs[1] = regs[1];
+		mark_ptr(&callee->regs[2], PTR_TO_MAP_KEY);
+		callee->regs[2].map = map;
+		mark_ptr(&callee->regs[3], PTR_TO_MAP_VALUE);
+		callee->regs[3].map = map;
+		callee->regs[4] = regs[3];
+	}
+	cb->frame[++cb->curframe] = callee;
+	cb->callback_unroll_depth++;
+	cb->frame[cb->curframe - 1]->callback_depth++;
+	caller->callback_depth = 0;
+	return 0;
+}
+
 int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 {
 	const struct xbpf_helper_proto *p = xbpf_helper_proto(insn->imm);
@@ -196,6 +296,7 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 	int64_t const_key = -1;
 	/* The reference an argument carries (at most one), the size of a record asked for. */
 	uint32_t ref_obj_id = 0, mem_size = 0;
+	int callback = -1; /* the subprogram an XBPF_ARG_PTR_TO_FUNC names */
 
 	if (!p) {
 		xv_err(env, "invalid func unknown#%d\n", insn->imm);
@@ -289,6 +390,24 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 			err = xv_mark_precise(env, regno);
 			if (err)
 				return err;
+			break;
+		case XBPF_ARG_PTR_TO_FUNC:
+			if (reg->type != PTR_TO_FUNC) {
+				xv_err(env, "R%d type=%s expected=func\n", regno, xv_reg_type_str(reg->type));
+				return -EACCES;
+			}
+			err = xv_check_ptr_off_reg(env, reg, regno, false);
+			if (err)
+				return err;
+			callback = (int)reg->subprogno;
+			break;
+		case XBPF_ARG_PTR_TO_STACK_OR_NULL:
+			if (xv_reg_is_const(reg) && reg->var_off.value == 0)
+				break;
+			if (reg->type != PTR_TO_STACK) {
+				xv_err(env, "R%d type=%s expected=fp\n", regno, xv_reg_type_str(reg->type));
+				return -EACCES;
+			}
 			break;
 		case XBPF_ARG_PTR_TO_RINGBUF_MEM_RELEASE:
 			if (reg->type != PTR_TO_RINGBUF_MEM) {
@@ -387,11 +506,6 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 		if (err)
 			return err;
 	}
-	if (map) {
-		err = check_map_func_compat(env, map, p);
-		if (err)
-			return err;
-	}
 	/* Uninitialized stack the helper filled is data now, byte by byte as the kernel does. */
 	for (int i = 0; raw_regno >= 0 && i < raw_size; i++) {
 		err = xv_check_mem_access(env, raw_regno, i, 1, true, -1, false, false);
@@ -401,6 +515,17 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 	if (release_regno && (!ref_obj_id || xv_release_reference(env, ref_obj_id))) {
 		xv_err(env, "func bpf_%s#%d reference has not been acquired before\n", p->name, p->id);
 		return -EINVAL;
+	}
+	if (callback >= 0) {
+		err = callback_call(env, insn, callback, map);
+		if (err)
+			return err;
+	}
+	/* After the callback's walk is pushed, as the kernel orders it. */
+	if (map) {
+		err = check_map_func_compat(env, map, p);
+		if (err)
+			return err;
 	}
 	if (p->changes_pkt_data)
 		xv_clear_all_pkt_pointers(env);
@@ -597,21 +722,53 @@ int xv_prepare_func_exit(struct xv_env *env, int *insn_idx)
 	struct xv_func_state *callee = cur_frame(env), *caller = st->frame[st->curframe - 1];
 	struct xv_reg *r0 = &callee->regs[0];
 
+	bool in_callback = callee->in_callback_fn;
+	int err;
+
 	if (r0->type == PTR_TO_STACK) {
 		xv_err(env, "cannot return stack pointer to the caller\n");
 		return -EINVAL;
 	}
-	caller->regs[0] = *r0;
-	caller->regs[0].written = true;
+	if (in_callback) {
+		/* A callback tells its helper to go on (0) or stop (1); nothing else. */
+		if (r0->type != SCALAR_VALUE) {
+			xv_err(env, "R0 not a scalar value\n");
+			return -EACCES;
+		}
+		err = xv_mark_precise(env, 0);
+		if (err)
+			return err;
+		if (r0->smin_value < 0 || r0->smax_value > 1) {
+			char has[64] = "";
+			size_t n = 0;
+
+			/* verbose_invalid_scalar()'s wording. */
+			if (r0->smin_value > INT64_MIN)
+				n += snprintf(has + n, sizeof(has) - n, " smin=%" PRId64, r0->smin_value);
+			if (r0->smax_value < INT64_MAX)
+				snprintf(has + n, sizeof(has) - n, " smax=%" PRId64, r0->smax_value);
+			xv_err(env, "At callback return the register R0 has%s should have been in [0, 1]\n",
+			       has[0] ? has : " unknown scalar value");
+			return -EINVAL;
+		}
+		/* Back to the helper call, which may walk the callback again. */
+		*insn_idx = callee->callsite;
+	} else {
+		caller->regs[0] = *r0;
+		caller->regs[0].written = true;
+		*insn_idx = callee->callsite + 1;
+	}
 	if (env->log.level) {
 		xv_log_printf(&env->log, "returning from callee:\n");
 		xv_print_state(env, callee, true);
-		xv_log_printf(&env->log, "\nto caller at %d:\n", callee->callsite + 1);
+		xv_log_printf(&env->log, "\nto caller at %d:\n", *insn_idx);
 		xv_print_state(env, caller, true);
 		xv_log_printf(&env->log, "\n");
 	}
-	*insn_idx = callee->callsite + 1;
 	xv_frame_free(callee);
 	st->frame[st->curframe--] = NULL;
+	/* Scalars nothing relied on that changed since the last walk widen, so walks converge. */
+	if (in_callback)
+		xv_widen_imprecise_scalars(env, *insn_idx);
 	return 0;
 }

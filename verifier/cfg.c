@@ -48,6 +48,11 @@ int xv_check_encoding(struct xv_env *env)
 	return 0;
 }
 
+static bool is_pseudo_func(const struct xbpf_insn *insn)
+{
+	return is_ldimm64(insn) && insn->src_reg == XBPF_PSEUDO_FUNC;
+}
+
 static int cmp_int(const void *a, const void *b)
 {
 	return *(const int *)a - *(const int *)b;
@@ -97,9 +102,11 @@ int xv_find_subprogs(struct xv_env *env)
 	if (err)
 		return err;
 	for (int i = 0; i < env->insn_cnt; i++) {
-		if (!xbpf_insn_is_pseudo_call(&insns[i]))
+		/* Callbacks (ld_imm64 BPF_PSEUDO_FUNC) are subprograms too. */
+		if (!xbpf_insn_is_pseudo_call(&insns[i]) && !is_pseudo_func(&insns[i]))
 			continue;
-		env->has_pseudo_call = true;
+		if (xbpf_insn_is_pseudo_call(&insns[i]))
+			env->has_pseudo_call = true;
 		env->insn_idx = i;
 		err = add_subprog(env, i + insns[i].imm + 1);
 		if (err)
@@ -192,9 +199,25 @@ static void mark_prune_points(struct xv_env *env)
 		uint8_t cls = XBPF_CLASS(insn->code), op = XBPF_OP(insn->code);
 		int w;
 
+		if (is_pseudo_func(insn)) {
+			w = t + insn->imm + 1;
+			env->aux[t].prune_point = true;
+			if (t + 2 < env->insn_cnt)
+				env->aux[t + 2].prune_point = env->aux[t + 2].jmp_point = true;
+			if (w >= 0 && w < env->insn_cnt)
+				env->aux[w].prune_point = env->aux[w].jmp_point = true;
+			continue;
+		}
 		if (env->aux[t].is_ldimm64_hi || (cls != XBPF_JMP && cls != XBPF_JMP32) ||
 		    op == XBPF_EXIT)
 			continue;
+		/*
+		 * A helper that calls a callback is walked again each time the
+		 * callback returns to it: a checkpoint there every time lets the
+		 * iterations converge.
+		 */
+		if (xv_is_callback_helper(insn))
+			env->aux[t].calls_callback = env->aux[t].prune_point = env->aux[t].jmp_point = true;
 		if (op == XBPF_CALL) {
 			if (t + 1 < env->insn_cnt)
 				env->aux[t + 1].prune_point = env->aux[t + 1].jmp_point = true;
@@ -232,6 +255,9 @@ int xv_check_cfg(struct xv_env *env)
 		bool branch[2];
 
 		cnt = xv_insn_successors(env, t, succ, branch);
+		/* A callback's address: its body is reached from here (visit_func_call_insn()). */
+		if (is_pseudo_func(&env->insns[t]))
+			succ[cnt++] = t + env->insns[t].imm + 1;
 		if (next_edge[t] < cnt) {
 			int e = next_edge[t]++, w = succ[e];
 
@@ -455,7 +481,8 @@ static int stack_walk(struct xv_env *env, int idx, int frame, int depth)
 	for (int i = sp->start; i < sp->end; i++) {
 		int callee, err;
 
-		if (!xbpf_insn_is_pseudo_call(&env->insns[i]))
+		/* A callback's frame sits on its caller's, as a callee's does. */
+		if (!xbpf_insn_is_pseudo_call(&env->insns[i]) && !is_pseudo_func(&env->insns[i]))
 			continue;
 		callee = xv_find_subprog(env, i + env->insns[i].imm + 1);
 		if (callee < 0)

@@ -98,8 +98,8 @@ static int add_live(struct xv_env *env, int insn, int delta, uint64_t bits)
 int xv_liveness_init(struct xv_env *env)
 {
 	struct xv_liveness *l = calloc(1, sizeof(*l));
-	int n = env->insn_cnt, succ[2], cnt, total = 0, ncalls = 0;
-	bool branch[2];
+	int n = env->insn_cnt, succ[2], cnt, total = 0, ncalls = 0, ncb = 0;
+	bool branch[2], *cbs;
 
 	if (!l)
 		return -ENOMEM;
@@ -112,11 +112,41 @@ int xv_liveness_init(struct xv_env *env)
 	l->call_start = calloc(env->subprog_cnt + 2, sizeof(int));
 	if (!l->live || !l->must_write || !l->visited || !l->pred_start || !l->call_start)
 		return -ENOMEM;
+	/*
+	 * Which callback a helper calls is only known on the path: every
+	 * subprogram whose address the program takes counts as called from
+	 * every helper call that calls back, so its reads of the caller's
+	 * stack are live there.
+	 */
+	cbs = calloc(env->subprog_cnt + 1, sizeof(*cbs));
+	if (!cbs)
+		return -ENOMEM;
+	for (int t = 0; t < n; t++) {
+		const struct xbpf_insn *in = &env->insns[t];
+		int sp;
+
+		if (env->aux[t].is_ldimm64_hi || in->code != (XBPF_LD | XBPF_DW | XBPF_IMM) ||
+		    in->src_reg != XBPF_PSEUDO_FUNC)
+			continue;
+		sp = xv_find_subprog(env, t + in->imm + 1);
+		if (sp >= 0 && !cbs[sp])
+			cbs[sp] = true, ncb++;
+	}
 	/* Count, then fill, the edges inside subprograms and the calls into each. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (int t = 0; t < n; t++) {
 			if (env->aux[t].is_ldimm64_hi)
 				continue;
+			if (ncb && xv_is_callback_helper(&env->insns[t])) {
+				for (int sp = 0; sp < env->subprog_cnt; sp++) {
+					if (!cbs[sp])
+						continue;
+					if (pass)
+						l->calls[l->call_start[sp + 1]++] = t;
+					else
+						ncalls++, l->call_start[sp + 2]++;
+				}
+			}
 			cnt = xv_insn_successors(env, t, succ, branch);
 			for (int e = 0; e < cnt; e++) {
 				bool call = XBPF_OP(env->insns[t].code) == XBPF_CALL &&
@@ -157,6 +187,7 @@ int xv_liveness_init(struct xv_env *env)
 		 */
 		memmove(l->pred_start + 1, l->pred_start, n * sizeof(int));
 	}
+	free(cbs);
 	return 0;
 }
 

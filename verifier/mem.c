@@ -293,6 +293,11 @@ int xv_check_mem_access(struct xv_env *env, int regno, int off, int size, bool w
 		else
 			err = xv_stack_read(env, regno, off, size, value_regno);
 		break;
+	case PTR_TO_MAP_KEY:
+		err = mem_region_access(env, regno, off, size, reg->map ? reg->map->key_size : 0, false);
+		if (!err && !write && value_regno >= 0)
+			xv_mark_unknown(&regs[value_regno]);
+		break;
 	case PTR_TO_MEM:
 	case PTR_TO_RINGBUF_MEM:
 		/* Privileged: a pointer stored into the record is only a number to the reader. */
@@ -438,6 +443,23 @@ int xv_check_ld_imm(struct xv_env *env, const struct xbpf_insn *insn)
 		return err;
 	if (insn->src_reg == 0) {
 		xv_mark_known(dst, (uint64_t)(uint32_t)insn[0].imm | ((uint64_t)(uint32_t)insn[1].imm << 32));
+		dst->written = true;
+		return 0;
+	}
+	if (insn->src_reg == XBPF_PSEUDO_FUNC) {
+		/* A callback: the kernel wants BTF, and static linkage, for it. */
+		int subprog = xv_find_subprog(env, env->insn_idx + insn->imm + 1);
+
+		if (!env->sigs) {
+			xv_err(env, "missing btf func_info\n");
+			return -EINVAL;
+		}
+		if (subprog < 0 || !env->subprog[subprog].sig || env->subprog[subprog].sig->global) {
+			xv_err(env, "callback function not static\n");
+			return -EINVAL;
+		}
+		mark_ptr(dst, PTR_TO_FUNC);
+		dst->subprogno = (uint32_t)subprog;
 		dst->written = true;
 		return 0;
 	}

@@ -152,6 +152,16 @@ static int backtrack_insn(struct xv_env *env, int idx, int subseq, const struct 
 			bt->regs[bt->frame - 1] |= bt->regs[bt->frame] & ARGS_MASK;
 			bt->regs[bt->frame] = 0;
 			bt->frame--;
+		} else if (op == XBPF_CALL && xv_is_callback_helper(insn) && subseq != idx + 1) {
+			/*
+			 * Leaving a callback backwards, to the helper call that
+			 * entered it: its R1-R5 came from the helper, not from the
+			 * caller's registers, so nothing goes on.
+			 */
+			if ((bt->regs[bt->frame] & ~ARGS_MASK) || bt->stack[bt->frame] || !bt->frame)
+				return -EFAULT;
+			bt->regs[bt->frame] = 0;
+			bt->frame--;
 		} else if (op == XBPF_CALL) {
 			/* A helper sets r0 and clobbers r1-r5. */
 			clear_reg(bt, 0);
@@ -161,6 +171,9 @@ static int backtrack_insn(struct xv_env *env, int idx, int subseq, const struct 
 			bool r0 = reg_set(bt, 0) && subseq > 0 &&
 				  xbpf_insn_is_pseudo_call(&env->insns[subseq - 1]);
 
+			/* A callback's exit back to its helper: R1-R5 there are the helper's to set. */
+			if (subseq >= 0 && env->aux[subseq].calls_callback)
+				bt->regs[bt->frame] &= ~ARGS_MASK;
 			if (bt->regs[bt->frame] & ARGS_MASK)
 				return -EFAULT;
 			clear_reg(bt, 0);

@@ -118,32 +118,43 @@ int xv_is_state_visited(struct xv_env *env, int idx)
 {
 	struct xv_insn_aux *aux = &env->aux[idx];
 	/* A long history is expensive to backtrack through: checkpoint (the kernel's 40). */
-	bool force = env->test_state_freq || env->cur->hist_cnt > 40;
+	bool force = env->test_state_freq || env->cur->hist_cnt > 40 || aux->calls_callback;
 	bool add = force || (env->jmps_processed - env->prev_jmps_processed >= 2 &&
 			     env->insn_processed - env->prev_insn_processed >= 8);
 	struct xv_explored *e, *n, **pprev;
 
 	pprev = &aux->explored;
 	while ((e = *pprev)) {
-		if (e->branches) {
-			/* Still being explored above us: a loop. */
+		if (e->branches && aux->calls_callback) {
+			/*
+			 * A callback's walks from this helper call have come back to
+			 * a state within one still being walked: nothing new follows.
+			 */
+			if (xv_states_equal(env, &e->st, env->cur, XV_RANGE_WITHIN))
+				goto hit;
+			if (!force && env->jmps_processed - env->prev_jmps_processed < 20 &&
+			    env->insn_processed - env->prev_insn_processed < 100)
+				add = false;
+		} else if (e->branches) {
+			/* Still being explored above us: a loop (a callback's next walk is none). */
 			if (states_maybe_looping(&e->st, env->cur) &&
-			    xv_states_equal(env, &e->st, env->cur, true)) {
+			    e->st.callback_unroll_depth == env->cur->callback_unroll_depth &&
+			    xv_states_equal(env, &e->st, env->cur, XV_EXACT)) {
 				xv_err(env, "infinite loop detected at insn %d\n", idx);
 				return -EINVAL;
 			}
 			if (!force && env->jmps_processed - env->prev_jmps_processed < 20 &&
 			    env->insn_processed - env->prev_insn_processed < 100)
 				add = false;
-		} else if (xv_states_equal(env, &e->st, env->cur, false)) {
+		} else if (xv_states_equal(env, &e->st, env->cur, XV_NOT_EXACT)) {
 			/*
 			 * What the checkpoint's safety rested on, this path's rests on
 			 * too; the arrival here is history backtracking needs.
 			 */
-			int err = env->aux[idx].jmp_point ? xv_push_hist(env, 0, 0, 0, NULL, 0) : 0;
-
+			int err;
+hit:
+			err = env->aux[idx].jmp_point ? xv_push_hist(env, 0, 0, 0, NULL, 0) : 0;
 			err = err ?: xv_propagate_precision(env, &e->st);
-
 			if (err)
 				return err;
 			e->hit_cnt++;

@@ -125,6 +125,7 @@ int xv_state_copy(struct xv_state *dst, const struct xv_state *src)
 	if (src->acquired_refs)
 		memcpy(dst->refs, src->refs, src->acquired_refs * sizeof(*dst->refs));
 	dst->acquired_refs = src->acquired_refs;
+	dst->callback_unroll_depth = src->callback_unroll_depth;
 	dst->curframe = src->curframe;
 	dst->parent = src->parent;
 	dst->first_insn_idx = src->first_insn_idx;
@@ -231,13 +232,14 @@ static bool regs_exact(const struct xv_reg *a, const struct xv_reg *b, struct id
 	       a->smax_value == b->smax_value && a->umin_value == b->umin_value &&
 	       a->umax_value == b->umax_value && a->s32_min_value == b->s32_min_value &&
 	       a->s32_max_value == b->s32_max_value && a->u32_min_value == b->u32_min_value &&
-	       a->u32_max_value == b->u32_max_value && a->mem_size == b->mem_size &&
+	       a->u32_max_value == b->u32_max_value && a->subprogno == b->subprogno &&
 	       check_ids(m, a->id, b->id) && check_ids(m, a->ref_obj_id, b->ref_obj_id);
 }
 
-static bool regsafe(const struct xv_reg *old, const struct xv_reg *cur, struct id_map *m, bool exact)
+static bool regsafe(const struct xv_reg *old, const struct xv_reg *cur, struct id_map *m,
+		    enum xv_cmp exact)
 {
-	if (exact)
+	if (exact == XV_EXACT)
 		return regs_exact(old, cur, m);
 	if (old->type == NOT_INIT)
 		return true;
@@ -246,7 +248,7 @@ static bool regsafe(const struct xv_reg *old, const struct xv_reg *cur, struct i
 	switch (old->type) {
 	case SCALAR_VALUE:
 		/* Nothing relied on the old value: any scalar will do (precision.c). */
-		if (!old->precise)
+		if (!old->precise && exact == XV_NOT_EXACT)
 			return true;
 		/* A link the old state relied on must exist now too. */
 		if (old->id && (old->link_off != cur->link_off || old->link32 != cur->link32 ||
@@ -254,6 +256,7 @@ static bool regsafe(const struct xv_reg *old, const struct xv_reg *cur, struct i
 			return false;
 		return range_within(old, cur) && tnum_in(old->var_off, cur->var_off);
 	case PTR_TO_MAP_VALUE:
+	case PTR_TO_MAP_KEY:
 		return old->map == cur->map && old->off == cur->off && range_within(old, cur) &&
 		       tnum_in(old->var_off, cur->var_off);
 	case PTR_TO_MAP_VALUE_OR_NULL:
@@ -277,6 +280,7 @@ static bool regsafe(const struct xv_reg *old, const struct xv_reg *cur, struct i
 		return old->map == cur->map && old->map_idx == cur->map_idx;
 	case PTR_TO_RINGBUF_MEM:
 	case PTR_TO_RINGBUF_MEM_OR_NULL:
+	case PTR_TO_FUNC:
 		return regs_exact(old, cur, m);
 	default:
 		return old->off == cur->off && range_within(old, cur) &&
@@ -299,7 +303,7 @@ static bool slot_all_misc(const struct xv_stack_slot *s)
  * compare as registers (plain data is an unbounded scalar).
  */
 static bool stacksafe(const struct xv_func_state *old, const struct xv_func_state *cur,
-		      uint64_t live, struct id_map *m, bool exact)
+		      uint64_t live, struct id_map *m, enum xv_cmp exact)
 {
 	static const struct xv_reg unbound = {
 		.type = SCALAR_VALUE, .var_off = { 0, ~0ull }, .smin_value = INT64_MIN,
@@ -312,9 +316,9 @@ static bool stacksafe(const struct xv_func_state *old, const struct xv_func_stat
 		const struct xv_stack_slot *cs = s < cur->nslots ? &cur->stack[s] : NULL;
 		const struct xv_reg *oreg = NULL, *creg = NULL;
 
-		if (!exact && s < 64 && !(live & (1ull << s)))
+		if (exact != XV_EXACT && s < 64 && !(live & (1ull << s)))
 			continue;
-		if (!exact && cs) {
+		if (exact != XV_EXACT && cs) {
 			if (os->slot_type[0] == STACK_SPILL && os->spilled.type == SCALAR_VALUE)
 				oreg = &os->spilled;
 			else if (slot_all_misc(os))
@@ -324,7 +328,7 @@ static bool stacksafe(const struct xv_func_state *old, const struct xv_func_stat
 			else if (slot_all_misc(cs))
 				creg = &unbound;
 			if (oreg && creg && (oreg != &unbound || creg != &unbound)) {
-				if (!regsafe(oreg, creg, m, false))
+				if (!regsafe(oreg, creg, m, exact))
 					return false;
 				continue;
 			}
@@ -332,7 +336,7 @@ static bool stacksafe(const struct xv_func_state *old, const struct xv_func_stat
 		for (int b = 0; b < XV_SLOT; b++) {
 			uint8_t ot = os->slot_type[b], ct = cs ? cs->slot_type[b] : STACK_INVALID;
 
-			if (exact) {
+			if (exact == XV_EXACT) {
 				if (ot != ct)
 					return false;
 				continue;
@@ -353,7 +357,7 @@ static bool stacksafe(const struct xv_func_state *old, const struct xv_func_stat
 		    !regsafe(&os->spilled, &cs->spilled, m, exact))
 			return false;
 	}
-	if (exact) {
+	if (exact == XV_EXACT) {
 		for (int s = old->nslots; s < cur->nslots; s++)
 			for (int b = 0; b < XV_SLOT; b++)
 				if (cur->stack[s].slot_type[b] != STACK_INVALID)
@@ -364,8 +368,11 @@ static bool stacksafe(const struct xv_func_state *old, const struct xv_func_stat
 
 static bool func_states_equal(struct xv_env *env, const struct xv_func_state *old,
 			      const struct xv_func_state *cur, uint16_t live, uint64_t live_stack,
-			      struct id_map *m, bool exact)
+			      struct id_map *m, enum xv_cmp exact)
 {
+	/* Fewer bpf_loop iterations walked before: more may follow from cur than from old. */
+	if (old->callback_depth > cur->callback_depth)
+		return false;
 	for (int r = 0; r < XBPF_REG_FP; r++) {
 		if (!(live & (1u << r)))
 			continue;
@@ -388,7 +395,7 @@ static bool refsafe(const struct xv_state *old, const struct xv_state *cur, stru
 }
 
 bool xv_states_equal(struct xv_env *env, const struct xv_state *old, const struct xv_state *cur,
-		     bool exact)
+		     enum xv_cmp exact)
 {
 	struct id_map m = { .cnt = 0 };
 	int pt[XBPF_MAX_CALL_FRAMES], k = old->curframe;
@@ -399,15 +406,18 @@ bool xv_states_equal(struct xv_env *env, const struct xv_state *old, const struc
 	for (int i = 0; i <= k; i++) {
 		if (old->frame[i]->callsite != cur->frame[i]->callsite)
 			return false;
-		pt[i] = i == k ? env->insn_idx : old->frame[i + 1]->callsite + 1;
+		/* A callback returns to the helper call itself, which reads R1-R5 again. */
+		pt[i] = i == k ? env->insn_idx :
+			old->frame[i + 1]->in_callback_fn ? old->frame[i + 1]->callsite :
+							    old->frame[i + 1]->callsite + 1;
 	}
 	for (int i = 0; i <= k; i++) {
 		const struct xv_func_state *of = old->frame[i], *cf = cur->frame[i];
 		uint64_t live_stack = 0;
 		uint16_t live;
 
-		if (i == k)
-			live = env->aux[env->insn_idx].live_before;
+		if (i == k || old->frame[i + 1]->in_callback_fn)
+			live = env->aux[pt[i]].live_before;
 		else /* a caller: what it reads after the callee returns, R0 excepted */
 			live = env->aux[pt[i]].live_before & ~0x3fu;
 		/* Its slots read later by itself, or by the callees above it through pointers. */
@@ -417,6 +427,54 @@ bool xv_states_equal(struct xv_env *env, const struct xv_state *old, const struc
 			return false;
 	}
 	return refsafe(old, cur, &m);
+}
+
+/* ---- callbacks ---------------------------------------------------------- */
+
+static void maybe_widen_reg(const struct xv_reg *old, struct xv_reg *cur, struct id_map *m)
+{
+	bool w = cur->written;
+
+	if (old->type != SCALAR_VALUE || cur->type != SCALAR_VALUE || old->precise ||
+	    cur->precise || regs_exact(old, cur, m))
+		return;
+	xv_mark_unknown(cur);
+	cur->written = w;
+}
+
+/* The same frames, called from the same places. */
+static bool same_callsites(const struct xv_state *a, const struct xv_state *b)
+{
+	if (a->curframe != b->curframe)
+		return false;
+	for (int i = a->curframe; i >= 0; i--)
+		if (a->frame[i]->callsite != b->frame[i]->callsite)
+			return false;
+	return true;
+}
+
+void xv_widen_imprecise_scalars(struct xv_env *env, int insn_idx)
+{
+	struct xv_state *cur = env->cur;
+	const struct xv_explored *e = cur->parent;
+	struct id_map m = { .cnt = 0 };
+
+	/* The last checkpoint of this path at the helper call (find_prev_entry()). */
+	while (e && (e->insn_idx != insn_idx || !same_callsites(&e->st, cur)))
+		e = e->parent;
+	if (!e)
+		return;
+	for (int fr = cur->curframe; fr >= 0; fr--) {
+		const struct xv_func_state *fo = e->st.frame[fr];
+		struct xv_func_state *fc = cur->frame[fr];
+
+		for (int r = 0; r < XV_MAX_REG; r++)
+			maybe_widen_reg(&fo->regs[r], &fc->regs[r], &m);
+		for (int i = 0; i < fo->nslots && i < fc->nslots; i++)
+			if (fo->stack[i].slot_type[XV_SLOT - 1] == STACK_SPILL &&
+			    fc->stack[i].slot_type[XV_SLOT - 1] == STACK_SPILL)
+				maybe_widen_reg(&fo->stack[i].spilled, &fc->stack[i].spilled, &m);
+	}
 }
 
 /* ---- printing ---------------------------------------------------------- */
@@ -435,6 +493,8 @@ const char *xv_reg_type_str(enum xv_reg_type t)
 	case PTR_TO_PACKET_META: return "pkt_meta";
 	case PTR_TO_PACKET: return "pkt";
 	case PTR_TO_PACKET_END: return "pkt_end";
+	case PTR_TO_FUNC: return "func";
+	case PTR_TO_MAP_KEY: return "map_key";
 	case PTR_TO_RINGBUF_MEM: return "ringbuf_mem";
 	case PTR_TO_RINGBUF_MEM_OR_NULL: return "ringbuf_mem_or_null";
 	case PTR_TO_MEM: return "mem";
@@ -530,6 +590,7 @@ void xv_print_reg(struct xv_env *env, const struct xv_reg *r)
 		print_var(env, r, &sep);
 	} else {
 		if (r->map && (r->type == PTR_TO_MAP_VALUE || r->type == PTR_TO_MAP_VALUE_OR_NULL ||
+			       r->type == PTR_TO_MAP_KEY ||
 			       r->type == CONST_PTR_TO_MAP_OR_NULL ||
 			       r->type == CONST_PTR_TO_MAP)) {
 			if (r->map->name[0])
@@ -635,6 +696,8 @@ void xv_print_state(struct xv_env *env, const struct xv_func_state *f, bool all_
 			sep = ",";
 		}
 	}
+	if (f->in_callback_fn)
+		xv_log_printf(log, " cb");
 }
 
 /* ---- checkpoint hygiene ------------------------------------------------ */

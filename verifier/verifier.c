@@ -61,6 +61,23 @@ static const void *prog_map_rdonly_value(void *priv, int idx)
 	return xbpf_map__lookup_elem(map, &zero);
 }
 
+/*
+ * The kernel inlines each bpf_loop call it found fit (optimize_bpf_loop())
+ * and its reported stack depth includes the three slots for the loop's
+ * variables, after aligning the function's depth to 8 bytes.
+ */
+static void add_loop_inline_stack(struct xv_env *env)
+{
+	for (int sp = 0; sp < env->subprog_cnt; sp++) {
+		int depth = env->subprog[sp].stack_depth, extra = 0;
+
+		for (int i = env->subprog[sp].start; i < env->subprog[sp].end; i++)
+			if (env->aux[i].loop_inline)
+				extra = 3 * XV_SLOT + (((depth + 7) & ~7) - depth);
+		env->subprog[sp].stack_depth += extra;
+	}
+}
+
 static void print_summary(struct xv_env *env)
 {
 	struct xv_log *log = &env->log;
@@ -154,6 +171,8 @@ int xv_verify_env(struct xv_env *env)
 		env->insn_idx = 0;
 		err = xv_check_max_stack_depth(env);
 	}
+	if (!err)
+		add_loop_inline_stack(env);
 out:
 	if (err && err != -ENOMEM && !env->err_set)
 		xv_err(env, "verification failed (%d)\n", err);

@@ -65,6 +65,8 @@ enum xv_reg_type {
 	PTR_TO_RINGBUF_MEM_OR_NULL,
 	PTR_TO_MEM,		  /* mem_size bytes: a global function's memory argument */
 	PTR_TO_MEM_OR_NULL,
+	PTR_TO_FUNC,		  /* a subprogram's address (ld_imm64 BPF_PSEUDO_FUNC): subprogno */
+	PTR_TO_MAP_KEY,		  /* a for_each_map_elem callback's key: key_size bytes of map */
 };
 
 struct xv_reg {
@@ -89,6 +91,8 @@ struct xv_reg {
 	uint32_t frameno;
 	/* PTR_TO_RINGBUF_MEM*, PTR_TO_MEM*: bytes reachable from off 0. */
 	uint32_t mem_size;
+	/* PTR_TO_FUNC: which subprogram. */
+	uint32_t subprogno;
 	/* The reference (xv_state.refs) this pointer came from; released with it. */
 	uint32_t ref_obj_id;
 	struct tnum var_off;
@@ -126,6 +130,13 @@ struct xv_func_state {
 	int nslots;		/* stack[0] is fp-8 .. fp-1 */
 	int cap;		/* slots allocated in stack */
 	struct xv_stack_slot *stack;
+	/*
+	 * A callback (bpf_loop, for_each_map_elem): its exit returns to the
+	 * helper call itself, which may call it again; R0 must be 0 or 1.
+	 */
+	bool in_callback_fn;
+	/* Callback iterations walked from this frame's current helper call (bpf_loop's limit). */
+	uint64_t callback_depth;
 };
 
 struct xv_explored;
@@ -167,6 +178,8 @@ struct xv_state {
 	int curframe;
 	struct xv_ref *refs;
 	uint32_t acquired_refs, refs_cap;
+	/* Callback bodies entered on this path: tells iterations apart in the infinite-loop check. */
+	uint32_t callback_unroll_depth;
 	/* Last checkpoint on this path (for branch counting), or NULL. */
 	struct xv_explored *parent;
 	/* The segment since the parent checkpoint: first and last insn, history. */
@@ -192,6 +205,10 @@ struct xv_insn_aux {
 	bool prune_point;
 	bool is_ldimm64_hi;	/* second slot of ld_imm64 */
 	bool jmp_point;		/* arrivals here are recorded in the path's history */
+	bool calls_callback;	/* a helper call that calls a callback (checkpoint forced) */
+	/* bpf_loop: the same callback and zero flags on every path so far (the kernel inlines it). */
+	bool loop_inline_seen, loop_inline;
+	int loop_callback;
 	/* Pointer type a load/store first went through (save_aux_ptr_type). */
 	enum xv_reg_type ptr_type;
 	uint16_t live_before;	/* registers possibly read before written (bit per reg) */
@@ -328,9 +345,21 @@ void xv_state_free(struct xv_state *st);
 int xv_state_copy(struct xv_state *dst, const struct xv_state *src);
 void xv_state_clear(struct xv_state *st);
 /* Is cur safe given that old was proven safe (old subsumes cur)? */
+/*
+ * How states compare: XV_NOT_EXACT, scalars only where precise; XV_RANGE_WITHIN,
+ * every scalar's range (a callback's iterations converging); XV_EXACT.
+ */
+enum xv_cmp { XV_NOT_EXACT = 0, XV_EXACT = 1, XV_RANGE_WITHIN = 2 };
 bool xv_states_equal(struct xv_env *env, const struct xv_state *old, const struct xv_state *cur,
-		     bool exact);
+		     enum xv_cmp exact);
 void xv_state_clear_singular_ids(struct xv_state *st);
+/*
+ * After a callback returned to the helper call at insn_idx: scalars that
+ * no decision relied on and that differ from the path's last checkpoint
+ * there become unknown (widen_imprecise_scalars()), so that the walks of
+ * the callback reach a state already seen.
+ */
+void xv_widen_imprecise_scalars(struct xv_env *env, int insn_idx);
 typedef void (*reg_visit_fn)(struct xv_env *env, struct xv_reg *reg, void *priv);
 /* Every register and spilled register of every frame of st. */
 void xv_for_each_reg(struct xv_env *env, struct xv_state *st, reg_visit_fn fn, void *priv);
@@ -384,6 +413,15 @@ static inline struct xv_reg *cur_regs(struct xv_env *env)
 static inline bool is_pointer(const struct xv_reg *reg)
 {
 	return reg->type != SCALAR_VALUE && reg->type != NOT_INIT;
+}
+
+#define HELPER_FOR_EACH_MAP_ELEM 164
+#define HELPER_LOOP 181
+
+static inline bool xv_is_callback_helper(const struct xbpf_insn *insn)
+{
+	return insn->code == (XBPF_JMP | XBPF_CALL) && insn->src_reg == 0 &&
+	       (insn->imm == HELPER_LOOP || insn->imm == HELPER_FOR_EACH_MAP_ELEM);
 }
 
 static inline bool is_pkt(const struct xv_reg *reg)

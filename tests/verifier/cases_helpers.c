@@ -365,6 +365,26 @@ const struct vcase vcases_helpers[] = {
 		MOV64K(R2, 0), CALL_HELPER(BPF_FUNC_ringbuf_submit), RET0 }, MAPS(RINGBUF),
 		REJECT("R6 invalid mem access 'scalar'") },
 
+	/* ---- callbacks (the ones with BTF are in shapes/callbacks.bpf.c) ----------- */
+	{ "callbacks: a callback's address needs BTF func_info", XBPF_PROG_XDP, {
+		MOV64K(R1, 4), LDIMM64_SRC(R2, XBPF_PSEUDO_FUNC, 6), MOV64K(R3, 0), MOV64K(R4, 0),
+		CALL_HELPER(BPF_FUNC_loop), RET0,
+		/* callback: return 0 */
+		RET0 }, REJECT("missing btf func_info") },
+	{ "callbacks: bpf_loop's callback is no scalar", XBPF_PROG_XDP, {
+		MOV64K(R1, 4), MOV64K(R2, 0), MOV64K(R3, 0), MOV64K(R4, 0), CALL_HELPER(BPF_FUNC_loop),
+		RET0 }, REJECT("R2 type=scalar expected=func") },
+	{ "callbacks: bpf_loop's callback is no stack pointer", XBPF_PROG_SCHED_CLS, {
+		MOV64K(R1, 4), MOV64X(R2, FP), MOV64K(R3, 0), MOV64K(R4, 0), CALL_HELPER(BPF_FUNC_loop),
+		RET0 }, REJECT("R2 type=fp expected=func") },
+	{ "callbacks: for_each_map_elem's callback is no map value", XBPF_PROG_XDP, {
+		VALUE_IN_R7, LD_MAP(R1, 0), MOV64X(R2, R7), MOV64K(R3, 0), MOV64K(R4, 0),
+		CALL_HELPER(BPF_FUNC_for_each_map_elem), RET0 }, MAPS(ARRAY_64(0)),
+		REJECT("R2 type=map_value expected=func") },
+	{ "callbacks: for_each_map_elem needs a map", XBPF_PROG_XDP, {
+		MOV64X(R1, FP), MOV64K(R2, 0), MOV64K(R3, 0), MOV64K(R4, 0),
+		CALL_HELPER(BPF_FUNC_for_each_map_elem), RET0 }, REJECT("R1 type=fp expected=map_ptr") },
+
 	/* ---- packet pointers after the call ---------------------------------------- */
 	{ "pkt: skb_vlan_push moves packet data", XBPF_PROG_SCHED_CLS,
 		PKT_USED_AFTER(TC_PKT, MOV64K(R2, 0x81), MOV64K(R3, 1), CALL_HELPER(BPF_FUNC_skb_vlan_push)),
