@@ -259,6 +259,18 @@ static inline uint32_t __xbpf_thread_cpu(void)
 /* The cheapest bpf_map_lookup_elem() of a hash family map: (map, key) -> value or NULL. */
 xbpf_helper_fn __xbpf_htab_lookup_fn(const struct xbpf_map *map);
 
+/* helpers_net.c: packet helpers and clocks beside helpers.c's (its impls table lists them). */
+uint64_t __xbpf_h_xdp_get_buff_len(uint64_t r1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5);
+uint64_t __xbpf_h_xdp_load_bytes(uint64_t r1, uint64_t offset, uint64_t buf, uint64_t len, uint64_t a5);
+uint64_t __xbpf_h_xdp_store_bytes(uint64_t r1, uint64_t offset, uint64_t buf, uint64_t len, uint64_t a5);
+uint64_t __xbpf_h_check_mtu(uint64_t r1, uint64_t ifindex, uint64_t mtu_len, uint64_t len_diff,
+			    uint64_t flags);
+uint64_t __xbpf_h_skb_vlan_push(uint64_t r1, uint64_t proto, uint64_t tci, uint64_t a4, uint64_t a5);
+uint64_t __xbpf_h_skb_vlan_pop(uint64_t r1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5);
+uint64_t __xbpf_h_ktime_get_coarse_ns(uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5);
+uint64_t __xbpf_h_ktime_get_tai_ns(uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5);
+uint64_t __xbpf_h_get_numa_node_id(uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5);
+
 /* Low-arena frames: addresses below 4 GiB. */
 void *__xbpf_frame_alloc(void);
 void __xbpf_frame_free(void *frame);

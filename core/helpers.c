@@ -857,6 +857,16 @@ static const xbpf_helper_fn impls[] = {
 	[BPF_FUNC_ringbuf_submit] = h_ringbuf_submit,
 	[BPF_FUNC_ringbuf_discard] = h_ringbuf_discard,
 	[BPF_FUNC_ringbuf_query] = h_ringbuf_query,
+	/* helpers_net.c */
+	[BPF_FUNC_xdp_get_buff_len] = __xbpf_h_xdp_get_buff_len,
+	[BPF_FUNC_xdp_load_bytes] = __xbpf_h_xdp_load_bytes,
+	[BPF_FUNC_xdp_store_bytes] = __xbpf_h_xdp_store_bytes,
+	[BPF_FUNC_check_mtu] = __xbpf_h_check_mtu,
+	[BPF_FUNC_skb_vlan_push] = __xbpf_h_skb_vlan_push,
+	[BPF_FUNC_skb_vlan_pop] = __xbpf_h_skb_vlan_pop,
+	[BPF_FUNC_ktime_get_coarse_ns] = __xbpf_h_ktime_get_coarse_ns,
+	[BPF_FUNC_ktime_get_tai_ns] = __xbpf_h_ktime_get_tai_ns,
+	[BPF_FUNC_get_numa_node_id] = __xbpf_h_get_numa_node_id,
 };
 
 xbpf_helper_fn xbpf_helper_impl(int32_t id)
