@@ -90,6 +90,88 @@ static uint64_t h_ringbuf_query(uint64_t map, uint64_t flags, uint64_t a3, uint6
 	return __xbpf_ringbuf_query((struct xbpf_map *)(uintptr_t)map, flags);
 }
 
+/* ---- callbacks (bpf_loop, for_each_map_elem) ---------------------------------- */
+
+uint64_t __xbpf_loop(uint64_t nr_loops, uint64_t fn, uint64_t ctx, uint64_t flags,
+		     xbpf_callback_call_fn call, void *priv)
+{
+	uint32_t n = (uint32_t)nr_loops, i;
+
+	if (flags)
+		return (uint64_t)-EINVAL;
+	if (n > XBPF_MAX_LOOPS)
+		return (uint64_t)-E2BIG;
+	for (i = 0; i < n; i++)
+		if (call(priv, fn, i, ctx, 0, 0)) /* 1: stop */
+			return i + 1;
+	return i;
+}
+
+/*
+ * Arrays in index order; hashes in their key order (the kernel's is its
+ * buckets'), each element once at most.  The callback gets a copy of the
+ * key (it may only read it) and the calling CPU's value.  Returns the
+ * elements visited.
+ */
+uint64_t __xbpf_for_each_map_elem(uint64_t map, uint64_t fn, uint64_t ctx, uint64_t flags,
+				  xbpf_callback_call_fn call, void *priv)
+{
+	struct xbpf_map *m = (struct xbpf_map *)(uintptr_t)map;
+	uint8_t at[XBPF_STACK_SIZE], next[XBPF_STACK_SIZE];
+	uint64_t visited = 0, steps = 0;
+	const void *prev = NULL;
+
+	if (flags)
+		return (uint64_t)-EINVAL;
+	if (!m || m->spec.key_size > XBPF_STACK_SIZE)
+		return (uint64_t)-EINVAL;
+	if (m->ops == &__xbpf_array_ops) {
+		for (uint32_t i = 0; i < m->spec.max_entries; i++) {
+			uint32_t k = i;
+			void *value = xbpf_map__lookup_elem(m, &k);
+
+			visited++;
+			if (call(priv, fn, map, (uintptr_t)&k, (uintptr_t)value, ctx))
+				break;
+		}
+		return visited;
+	}
+	if (m->ops != &__xbpf_htab_ops)
+		return (uint64_t)-EINVAL;
+	/* The step bound holds even if the callback deletes the key the walk stands on. */
+	while (steps++ < 2ull * m->spec.max_entries && !xbpf_map__get_next_key(m, prev, next)) {
+		void *value;
+
+		memcpy(at, next, m->spec.key_size);
+		prev = at;
+		value = xbpf_map__lookup_elem(m, at);
+		if (!value)
+			continue;
+		visited++;
+		if (call(priv, fn, map, (uintptr_t)next, (uintptr_t)value, ctx))
+			break;
+	}
+	return visited;
+}
+
+/* The JITs' callback values are native functions (their C-ABI entries). */
+static uint64_t call_native(void *priv, uint64_t fn, uint64_t r1, uint64_t r2, uint64_t r3,
+			    uint64_t r4)
+{
+	return ((xbpf_helper_fn)(uintptr_t)fn)(r1, r2, r3, r4, 0);
+}
+
+static uint64_t h_loop(uint64_t nr_loops, uint64_t fn, uint64_t ctx, uint64_t flags, uint64_t a5)
+{
+	return __xbpf_loop(nr_loops, fn, ctx, flags, call_native, NULL);
+}
+
+static uint64_t h_for_each_map_elem(uint64_t map, uint64_t fn, uint64_t ctx, uint64_t flags,
+				    uint64_t a5)
+{
+	return __xbpf_for_each_map_elem(map, fn, ctx, flags, call_native, NULL);
+}
+
 /* ---- time, random, cpu ------------------------------------------------------- */
 
 static uint64_t clock_ns(clockid_t id)
@@ -854,6 +936,8 @@ static const xbpf_helper_fn impls[] = {
 	[BPF_FUNC_ktime_get_boot_ns] = h_ktime_get_boot_ns,
 	[BPF_FUNC_ringbuf_output] = h_ringbuf_output,
 	[BPF_FUNC_ringbuf_reserve] = h_ringbuf_reserve,
+	[BPF_FUNC_loop] = h_loop,
+	[BPF_FUNC_for_each_map_elem] = h_for_each_map_elem,
 	[BPF_FUNC_ringbuf_submit] = h_ringbuf_submit,
 	[BPF_FUNC_ringbuf_discard] = h_ringbuf_discard,
 	[BPF_FUNC_ringbuf_query] = h_ringbuf_query,

@@ -86,6 +86,27 @@ void __xbpf_map_lookup_plan(const struct xbpf_map *map, struct xbpf_lookup_plan 
 /* Offset of the thread's CPU id (an int) from the thread pointer: the same in every thread. */
 intptr_t __xbpf_cpu_tls_offset(void);
 
+/* ---- helpers that call back into the program (bpf_loop, for_each_map_elem) --- */
+
+/*
+ * How a helper calls the callback fn (the value the program loaded with
+ * ld_imm64 BPF_PSEUDO_FUNC) with R1-R4: a JIT's value is the callback's
+ * native entry, the interpreter's its instruction, so each engine gives its
+ * own way.  Returns the callback's R0.
+ */
+typedef uint64_t (*xbpf_callback_call_fn)(void *priv, uint64_t fn, uint64_t r1, uint64_t r2,
+					  uint64_t r3, uint64_t r4);
+
+/* The kernel's BPF_MAX_LOOPS. */
+#define XBPF_MAX_LOOPS (8u * 1024 * 1024)
+
+/* bpf_loop(nr_loops, fn, ctx, flags), calling fn through call. */
+uint64_t __xbpf_loop(uint64_t nr_loops, uint64_t fn, uint64_t ctx, uint64_t flags,
+		     xbpf_callback_call_fn call, void *priv);
+/* bpf_for_each_map_elem(map, fn, ctx, flags), calling fn through call. */
+uint64_t __xbpf_for_each_map_elem(uint64_t map, uint64_t fn, uint64_t ctx, uint64_t flags,
+				  xbpf_callback_call_fn call, void *priv);
+
 /* ---- program arrays (bpf_tail_call) ------------------------------------------ */
 
 /* Slot key of a prog_array map holds prog (an engine's loaded program), NULL empties it. */

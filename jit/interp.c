@@ -231,7 +231,7 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 #define SPECIAL_OPS(X)                                                                             \
 	X(MOVSX64) X(MOVSX32)                                                                     \
 	X(LE16) X(LE32) X(LE64) X(BE16) X(BE32) X(BE64)                                          \
-	X(CALL_HELPER) X(CALL_LOCAL) X(LOOKUP_ARRAY) X(TAIL_CALL)
+	X(CALL_HELPER) X(CALL_LOCAL) X(LOOKUP_ARRAY) X(TAIL_CALL) X(CALL_CALLBACK)
 
 /* Handler numbers: the generic one of every opcode, then the special ones. */
 enum interp_op {
@@ -264,8 +264,8 @@ static const uint16_t opcode_op[256] = {
 /* The handlers' addresses: [0] plain, [1] with a jump budget; the interpreter fills them in. */
 static const void *const *handler_tables[2];
 
-static uint64_t interp_exec(const struct xbpf_interp_code *code, uint64_t r1, uint64_t r2,
-			    int *ret_err);
+static uint64_t interp_exec(const struct xbpf_interp_code *code, uint32_t start, const uint64_t *args,
+			    int base_depth, int *ret_err);
 
 /* ---- decoding ---------------------------------------------------------- */
 
@@ -320,6 +320,9 @@ static enum interp_op decode_one(const struct xbpf_exec_prog *prog, uint32_t idx
 			out->tail_lookup = prog->tail_lookup;
 			return OP_TAIL_CALL;
 		}
+		/* Helpers that call back: the interpreter runs the callback itself. */
+		if (insn->src_reg == 0 && (insn->imm == BPF_FUNC_loop || insn->imm == BPF_FUNC_for_each_map_elem))
+			return OP_CALL_CALLBACK;
 		if (insn->src_reg == 0) {
 			const struct xbpf_lookup_plan *plan =
 				prog->lookup_plan ? prog->lookup_plan[idx] : NULL;
@@ -359,7 +362,7 @@ int __xbpf_interp_prepare(const struct xbpf_exec_prog *prog, struct xbpf_interp_
 	if (!prog->insn_cnt)
 		return -EINVAL;
 	if (!__atomic_load_n(&handler_tables[0], __ATOMIC_ACQUIRE))
-		interp_exec(NULL, 0, 0, NULL);
+		interp_exec(NULL, 0, NULL, 0, NULL);
 	handlers = handler_tables[prog->verified ? 0 : 1];
 	c = calloc(1, sizeof(*c));
 	ops = calloc(prog->insn_cnt, sizeof(*ops));
@@ -378,6 +381,9 @@ int __xbpf_interp_prepare(const struct xbpf_exec_prog *prog, struct xbpf_interp_
 			i++;
 			c->insns[i].imm64 = (uint32_t)prog->insns[i - 1].imm |
 					    (uint64_t)(uint32_t)prog->insns[i].imm << 32;
+			/* A callback's address is, to the interpreter, its first slot. */
+			if (prog->insns[i - 1].src_reg == XBPF_PSEUDO_FUNC)
+				c->insns[i].imm64 = (uint64_t)((int64_t)i + prog->insns[i - 1].imm);
 			ops[i] = OP_invalid; /* never a jump target (vm.c checked) */
 		}
 	}
@@ -541,8 +547,40 @@ void __xbpf_interp_code_free(struct xbpf_interp_code *code)
  * Run code from its first slot with R1, R2.  code NULL: only publish the
  * handler tables (the labels' addresses exist only in here).
  */
-static uint64_t interp_exec(const struct xbpf_interp_code *code, uint64_t r1, uint64_t r2,
-			    int *ret_err)
+/* A callback the interpreter runs for a helper: the code, the frames below it, a fault. */
+struct interp_callback {
+	const struct xbpf_interp_code *code;
+	int base_depth;
+	int err;
+};
+
+static uint64_t interp_callback(void *priv, uint64_t fn, uint64_t r1, uint64_t r2, uint64_t r3,
+				uint64_t r4)
+{
+	struct interp_callback *cb = priv;
+	const struct xbpf_exec_prog *prog = cb->code->prog;
+	const uint64_t args[5] = { r1, r2, r3, r4, 0 };
+	uint64_t r0;
+	int f;
+
+	if (cb->err)
+		return 1;
+	/* Only an unverified program can name something else than a function here. */
+	f = fn < prog->insn_cnt ? xbpf_func_at(prog->func_start, prog->func_cnt, (uint32_t)fn) : -1;
+	if (f < 0) {
+		cb->err = -EINVAL;
+		return 1;
+	}
+	r0 = interp_exec(cb->code, (uint32_t)fn, args, cb->base_depth, &cb->err);
+	return cb->err ? 1 : r0;
+}
+
+/*
+ * Run code from slot start (0: the program, else a callback's first slot)
+ * with R1-R5 from args (NULL: none), as if base_depth frames were below.
+ */
+static uint64_t interp_exec(const struct xbpf_interp_code *code, uint32_t start, const uint64_t *args,
+			    int base_depth, int *ret_err)
 {
 	static const void *const plain[OP_CNT] = {
 		XBPF_OPCODES(PLAIN_ENTRY)
@@ -567,7 +605,7 @@ static uint64_t interp_exec(const struct xbpf_interp_code *code, uint64_t r1, ui
 	uint64_t reg[XBPF_MAX_REG];
 	uint8_t *bottom;
 	/* frame_limit: the running program's own frames end there (8 from where it began). */
-	int depth = 0, frame_limit = XBPF_MAX_CALL_FRAMES, tail_calls = 0;
+	int depth = 0, frame_limit = XBPF_MAX_CALL_FRAMES - base_depth, tail_calls = 0;
 
 	if (__builtin_expect(!code, 0)) {
 		handler_tables[1] = budgeted;
@@ -582,10 +620,13 @@ static uint64_t interp_exec(const struct xbpf_interp_code *code, uint64_t r1, ui
 		__asm__("" : "+r"(zero));
 		reg[i] = zero;
 	}
-	pc = code->insns;
-	bottom = stack + sizeof(stack) - code->main_frame;
-	reg[1] = r1;
-	reg[2] = r2;
+	if (__builtin_expect(frame_limit < 1, 0))
+		FAULT(-E2BIG);
+	pc = code->insns + start;
+	bottom = stack + sizeof(stack) -
+		 (start ? __xbpf_interp_frame_size(code->prog, start) : code->main_frame);
+	for (int i = 0; args && i < 5; i++)
+		reg[1 + i] = args[i];
 	reg[XBPF_REG_FP] = (uintptr_t)(stack + sizeof(stack));
 	DISPATCH();
 
@@ -752,6 +793,18 @@ L_CALL_HELPER:
 L_LOOKUP_ARRAY:
 	reg[0] = lookup_array(pc->plan, reg[2]);
 	NEXT();
+/* bpf_loop, bpf_for_each_map_elem: the callback runs here, on frames above this one's. */
+L_CALL_CALLBACK: {
+	struct interp_callback cb = { .code = code, .base_depth = base_depth + depth + 1 };
+
+	if (pc->imm == BPF_FUNC_loop)
+		reg[0] = __xbpf_loop(reg[1], reg[2], reg[3], reg[4], interp_callback, &cb);
+	else
+		reg[0] = __xbpf_for_each_map_elem(reg[1], reg[2], reg[3], reg[4], interp_callback, &cb);
+	if (__builtin_expect(cb.err, 0))
+		FAULT(cb.err);
+	NEXT();
+}
 L_CALL_LOCAL: {
 	struct call_frame *f;
 
@@ -792,7 +845,7 @@ L_TAIL_CALL: {
 		NEXT();
 	}
 	bottom = (uint8_t *)(uintptr_t)reg[XBPF_REG_FP] - t->interp->main_frame;
-	frame_limit = depth + XBPF_MAX_CALL_FRAMES;
+	frame_limit = depth + XBPF_MAX_CALL_FRAMES - base_depth;
 	pc = t->interp->insns;
 	DISPATCH();
 }
@@ -820,7 +873,9 @@ L_invalid:
 uint64_t __xbpf_interp_exec(const struct xbpf_interp_code *code, uint64_t r1, uint64_t r2,
 			    int *ret_err)
 {
-	return interp_exec(code, r1, r2, ret_err);
+	const uint64_t args[5] = { r1, r2 };
+
+	return interp_exec(code, 0, args, 0, ret_err);
 }
 
 uint64_t __xbpf_interp_run_err(const struct xbpf_exec_prog *prog, uint64_t r1, uint64_t r2,
@@ -835,7 +890,7 @@ uint64_t __xbpf_interp_run_err(const struct xbpf_exec_prog *prog, uint64_t r1, u
 		*ret_err = err;
 		return 0;
 	}
-	r0 = interp_exec(code, r1, r2, ret_err);
+	r0 = __xbpf_interp_exec(code, r1, r2, ret_err);
 	__xbpf_interp_code_free(code);
 	return r0;
 }

@@ -174,3 +174,20 @@ void require_jit(void)
 	}
 }
 
+
+/*
+ * The interpreter runs bpf_loop / bpf_for_each_map_elem callbacks through
+ * the runtime core's walks, which these binaries do not link: the programs
+ * here call neither, so each says so if it is ever reached.
+ */
+uint64_t __xbpf_loop(uint64_t nr_loops, uint64_t fn, uint64_t ctx, uint64_t flags,
+		     xbpf_callback_call_fn call, void *priv)
+{
+	return (uint64_t)-ENOTSUP;
+}
+
+uint64_t __xbpf_for_each_map_elem(uint64_t map, uint64_t fn, uint64_t ctx, uint64_t flags,
+				  xbpf_callback_call_fn call, void *priv)
+{
+	return (uint64_t)-ENOTSUP;
+}

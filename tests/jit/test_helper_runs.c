@@ -8,7 +8,12 @@
  * also checked against what the program was asked to write (the packet's
  * bytes).  Several runs in a row make the ring wrap around its end.
  *
- * usage: test-helper-runs [-v]
+ * Then the programs of an object (progs/callback_runs.bpf.c: callbacks of
+ * bpf_loop and bpf_for_each_map_elem, some writing records or map values)
+ * run the same way, each on freshly filled maps; the maps' values after the
+ * run are compared too.
+ *
+ * usage: test-helper-runs [-v] [OBJECT]
  */
 #include <errno.h>
 #include <linux/bpf.h>
@@ -265,11 +270,177 @@ static void check_records(const struct run_case *c, const struct outcome *o)
 	}
 }
 
+/* ---- an object's programs --------------------------------------------------- */
+
+#define OBJ_VALUES 8
+#define OBJ_TABLE 5
+
+struct obj_outcome {
+	struct outcome o;
+	uint64_t values[OBJ_VALUES];
+};
+
+static void table_entry(int k, uint32_t *key, uint64_t *value)
+{
+	*key = (uint32_t)k * 3;
+	*value = (uint64_t)k + 100;
+}
+
+static int fill_xlb(struct xbpf_object *obj)
+{
+	int err = 0;
+
+	for (uint32_t k = 0; k < OBJ_VALUES; k++) {
+		uint64_t v = 7 * k + 1;
+
+		err = err ?: xbpf_map__update(xbpf_object__find_map(obj, "values"), &k, &v, 0);
+	}
+	for (int k = 0; k < OBJ_TABLE; k++) {
+		uint32_t key;
+		uint64_t v;
+
+		table_entry(k, &key, &v);
+		err = err ?: xbpf_map__update(xbpf_object__find_map(obj, "table"), &key, &v, 0);
+	}
+	return err;
+}
+
+static int run_obj_xlb(const char *path, const char *name, enum xbpf_engine_kind kind,
+		       struct obj_outcome *out)
+{
+	struct xbpf_object *obj = xbpf_object__open_file(path, NULL);
+	struct xbpf_prog *prog = obj ? xbpf_object__find_prog(obj, name) : NULL;
+	struct xbpf_vm_opts vo = { .sz = sizeof(vo), .engine = kind };
+	uint8_t pkt[PKT_LEN], buf[256];
+	struct xbpf_test_run_opts t = { .sz = sizeof(t), .data_in = pkt, .data_size_in = PKT_LEN,
+					.data_out = out->o.pkt, .data_size_out = PKT_LEN };
+	struct xbpf_vm *vm = NULL;
+	int err = -1, n;
+
+	memset(out, 0, sizeof(*out));
+	make_pkt(pkt, 3);
+	if (!prog || fill_xlb(obj) || !(vm = xbpf_vm__new(prog, &vo))) {
+		CHECK(0, "%s: xlb (%s) cannot load it: %s", name, xbpf_engine_name(kind), strerror(errno));
+		goto out;
+	}
+	if (kind == XBPF_ENGINE_JIT)
+		CHECK(xbpf_vm__engine(vm) == XBPF_ENGINE_JIT, "%s: the JIT fell back", name);
+	err = xbpf_vm__test_run(vm, &t);
+	CHECK(!err, "%s: xlb (%s) test run: %s", name, xbpf_engine_name(kind), strerror(-err));
+	out->o.retval = t.retval;
+	while ((n = xbpf_map__ringbuf_consume(xbpf_object__find_map(obj, "ring"), buf, sizeof(buf))) >= 0)
+		add_record(&out->o.rec, buf, (uint32_t)n);
+	for (uint32_t k = 0; k < OBJ_VALUES; k++)
+		xbpf_map__lookup(xbpf_object__find_map(obj, "values"), &k, &out->values[k]);
+out:
+	xbpf_vm__free(vm);
+	xbpf_object__close(obj);
+	return err ? -1 : 0;
+}
+
+#ifdef WITH_KERNEL
+static int run_obj_kernel(const char *path, const char *name, struct obj_outcome *out)
+{
+	struct bpf_object *obj = bpf_object__open_file(path, NULL);
+	struct bpf_program *prog;
+	struct ring_buffer *rb = NULL;
+	uint8_t pkt[PKT_LEN];
+	LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = pkt, .data_size_in = PKT_LEN,
+		    .data_out = out->o.pkt, .data_size_out = PKT_LEN);
+	int err = -1, vfd, tfd;
+
+	memset(out, 0, sizeof(*out));
+	make_pkt(pkt, 3);
+	if (!obj)
+		return 1;
+	/* Only the program under test is loaded. */
+	bpf_object__for_each_program(prog, obj)
+		bpf_program__set_autoload(prog, !strcmp(bpf_program__name(prog), name));
+	if (bpf_object__load(obj)) {
+		CHECK(0, "%s: the kernel refused it: %s", name, strerror(errno));
+		goto out;
+	}
+	vfd = bpf_map__fd(bpf_object__find_map_by_name(obj, "values"));
+	tfd = bpf_map__fd(bpf_object__find_map_by_name(obj, "table"));
+	for (uint32_t k = 0; k < OBJ_VALUES; k++) {
+		uint64_t v = 7 * k + 1;
+
+		bpf_map_update_elem(vfd, &k, &v, 0);
+	}
+	for (int k = 0; k < OBJ_TABLE; k++) {
+		uint32_t key;
+		uint64_t v;
+
+		table_entry(k, &key, &v);
+		bpf_map_update_elem(tfd, &key, &v, 0);
+	}
+	rb = ring_buffer__new(bpf_map__fd(bpf_object__find_map_by_name(obj, "ring")), kernel_record,
+			      &out->o.rec, NULL);
+	err = bpf_prog_test_run_opts(bpf_program__fd(bpf_object__find_program_by_name(obj, name)), &t);
+	CHECK(!err && rb, "%s: kernel test run: %s", name, strerror(errno));
+	out->o.retval = t.retval;
+	if (rb)
+		ring_buffer__consume(rb);
+	for (uint32_t k = 0; k < OBJ_VALUES; k++)
+		bpf_map_lookup_elem(vfd, &k, &out->values[k]);
+out:
+	ring_buffer__free(rb);
+	bpf_object__close(obj);
+	return err ? -1 : 0;
+}
+#endif
+
+static void compare_obj(const char *name, const char *what, const struct obj_outcome *ref,
+			const struct obj_outcome *o)
+{
+	struct run_case c = { .name = name };
+
+	compare(&c, what, &ref->o, &o->o);
+	CHECK(!memcmp(ref->values, o->values, sizeof(o->values)), "%s: %s left other map values",
+	      name, what);
+}
+
+/* Every program of the object; returns how many ran against the kernel. */
+static int run_object(const char *path)
+{
+	struct xbpf_object *obj = xbpf_object__open_file(path, NULL);
+	int kernel_runs = 0, progs = 0;
+
+	CHECK(obj, "%s: %s", path, strerror(errno));
+	for (struct xbpf_prog *p = obj ? xbpf_object__next_prog(obj, NULL) : NULL; p;
+	     p = xbpf_object__next_prog(obj, p)) {
+		const char *name = xbpf_prog__name(p);
+		static struct obj_outcome interp, jit;
+
+		progs++;
+		if (run_obj_xlb(path, name, XBPF_ENGINE_INTERP, &interp) ||
+		    run_obj_xlb(path, name, XBPF_ENGINE_JIT, &jit))
+			continue;
+		compare_obj(name, "the JIT", &interp, &jit);
+#ifdef WITH_KERNEL
+		{
+			static struct obj_outcome kern;
+
+			if (!run_obj_kernel(path, name, &kern)) {
+				compare_obj(name, "the interpreter (vs the kernel)", &kern, &interp);
+				kernel_runs++;
+			}
+		}
+#endif
+		if (verbose)
+			printf("%s: R0 %u, %d records\n", name, interp.o.retval, interp.o.rec.cnt);
+	}
+	xbpf_object__close(obj);
+	printf("%s: %d programs, %d compared with the kernel\n", path, progs, kernel_runs);
+	return kernel_runs;
+}
+
 int main(int argc, char **argv)
 {
 	int kernel_runs = 0;
 
-	verbose = argc > 1 && !strcmp(argv[1], "-v");
+	for (int i = 1; i < argc; i++)
+		verbose |= !strcmp(argv[i], "-v");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct run_case *c = &cases[i];
 		static struct outcome interp, jit;
@@ -294,5 +465,8 @@ int main(int argc, char **argv)
 	}
 	printf("%zu programs, %d compared with the kernel\n", sizeof(cases) / sizeof(cases[0]),
 	       kernel_runs);
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "-v"))
+			run_object(argv[i]);
 	TEST_DONE("helper-runs");
 }

@@ -360,7 +360,7 @@ static const struct {
 	const char *what, *why;
 } verifier_gaps[] = {
 	{ XBPF_LD | XBPF_DW | XBPF_IMM, "func",
-	  "no helper takes a callback yet, and like the kernel the verifier wants BTF func_info for one" },
+	  "like the kernel, the verifier wants BTF func_info for a callback (this raw form has none)" },
 };
 #define NR_GAPS (sizeof(verifier_gaps) / sizeof(verifier_gaps[0]))
 static int gap_seen[NR_GAPS];
