@@ -322,6 +322,36 @@ static int map_field_int(const struct xbpf_btf *btf, const char *map, const char
 	return 0;
 }
 
+/* The struct bpf_spin_lock member of a map's value type T (`T *value`), if any. */
+static int value_spin_lock(const struct xbpf_btf *btf, const char *map, uint32_t type,
+			   struct xbpf_map_spec *spec)
+{
+	const struct btf_type *t = skip_mods(btf, type, NULL), *v;
+	const struct btf_member *m;
+
+	spec->value_btf = true;
+	v = t && BTF_INFO_KIND(t->info) == BTF_KIND_PTR ? skip_mods(btf, t->type, NULL) : NULL;
+	if (!v || BTF_INFO_KIND(v->info) != BTF_KIND_STRUCT)
+		return 0;
+	m = (const struct btf_member *)(v + 1);
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(v->info); i++) {
+		const struct btf_type *mt = skip_mods(btf, m[i].type, NULL);
+		const char *name = mt ? __xbpf_btf_str(btf, mt->name_off) : NULL;
+		uint32_t off = BTF_INFO_KFLAG(v->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
+
+		if (!mt || BTF_INFO_KIND(mt->info) != BTF_KIND_STRUCT || !name ||
+		    strcmp(name, "bpf_spin_lock"))
+			continue;
+		if (spec->has_spin_lock || off % 32) {
+			pr_warn("btf: map '%s': more than one or a misaligned bpf_spin_lock\n", map);
+			return -EINVAL;
+		}
+		spec->has_spin_lock = true;
+		spec->spin_lock_off = off / 8;
+	}
+	return 0;
+}
+
 /* __type(name, T) is `T *name`: size of T. */
 static int map_field_size(const struct xbpf_btf *btf, const char *map, const char *field,
 			  uint32_t type, uint32_t *ret_size)
@@ -388,6 +418,8 @@ static int parse_map_def(const struct xbpf_btf *btf, const char *map_name,
 				return err;
 			if (*has_size && *size != val)
 				goto err_conflict;
+			if (!strcmp(name, "value") && (err = value_spin_lock(btf, map_name, m[i].type, spec)))
+				return err;
 			*size = val;
 			*has_size = true;
 		} else if (!strcmp(name, "values")) {

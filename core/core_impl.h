@@ -91,6 +91,25 @@ struct xbpf_map {
 	void *priv; /* family state: the process-local view */
 };
 
+/*
+ * A map value written by an update: every byte but a bpf_spin_lock's, which
+ * stays as it is (fresh: zero), as the kernel's copy_map_value() skips it.
+ */
+static inline void __xbpf_value_write(const struct xbpf_map *map, uint8_t *dst, const void *src,
+				      bool fresh)
+{
+	uint32_t off = map->spec.spin_lock_off;
+
+	if (!map->spec.has_spin_lock) {
+		memcpy(dst, src, map->val_size);
+		return;
+	}
+	memcpy(dst, src, off);
+	memcpy(dst + off + 4, (const uint8_t *)src + off + 4, map->val_size - off - 4);
+	if (fresh)
+		memset(dst + off, 0, 4);
+}
+
 /* Storage header size: the family area starts this far into the storage. */
 #define XBPF_MAP_HDR_SIZE 256
 

@@ -55,6 +55,9 @@ static const struct xbpf_helper_proto protos[] = {
 	HELPER(map_update_elem, INTEGER, PKT_ACCESS, ALL, A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY), A(PTR_TO_MAP_VALUE), A(ANYTHING)),
 	HELPER(map_delete_elem, INTEGER, PKT_ACCESS, ALL, A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY)),
 	HELPER(map_lookup_percpu_elem, PTR_TO_MAP_VALUE_OR_NULL, PKT_ACCESS, ALL, A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY), A(ANYTHING)),
+	/* the struct bpf_spin_lock of a map value: one held at a time, released before exit */
+	HELPER(spin_lock, VOID, 0, ALL, A(PTR_TO_SPIN_LOCK)),
+	HELPER(spin_unlock, VOID, 0, ALL, A(PTR_TO_SPIN_LOCK)),
 	/* tail calls: the program in a prog_array slot replaces this one */
 	HELPER(tail_call, VOID, 0, ALL, A(PTR_TO_CTX), A(CONST_MAP_PTR), A(ANYTHING)),
 	/* ring buffers: a reserved record is a reference, submitted or discarded on every path */

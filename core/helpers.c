@@ -629,6 +629,23 @@ static uint64_t h_get_hash_recalc(uint64_t r1, uint64_t a2, uint64_t a3, uint64_
 
 /* ---- redirect ---------------------------------------------------------------- */
 
+/*
+ * bpf_spin_lock()/unlock(): the struct bpf_spin_lock word of a map value is
+ * a real lock, the one the runtime's writers use (the owner's pid: a map
+ * shared between processes survives one killed holding it).
+ */
+static uint64_t h_spin_lock(uint64_t lock, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	xbpf_spin_lock((xbpf_spinlock_t *)(uintptr_t)lock);
+	return 0;
+}
+
+static uint64_t h_spin_unlock(uint64_t lock, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	xbpf_spin_unlock((xbpf_spinlock_t *)(uintptr_t)lock);
+	return 0;
+}
+
 static uint64_t h_redirect(uint64_t ifindex, uint64_t flags, uint64_t a3, uint64_t a4, uint64_t a5)
 {
 	struct xbpf_thread_state *ts = __xbpf_thread();
@@ -913,6 +930,8 @@ static const xbpf_helper_fn impls[] = {
 	[BPF_FUNC_map_lookup_elem] = h_map_lookup_elem,
 	[BPF_FUNC_map_update_elem] = h_map_update_elem,
 	[BPF_FUNC_map_delete_elem] = h_map_delete_elem,
+	[BPF_FUNC_spin_lock] = h_spin_lock,
+	[BPF_FUNC_spin_unlock] = h_spin_unlock,
 	[BPF_FUNC_ktime_get_ns] = h_ktime_get_ns,
 	[BPF_FUNC_trace_printk] = h_trace_printk,
 	[BPF_FUNC_get_prandom_u32] = h_get_prandom_u32,

@@ -493,7 +493,7 @@ static void fill_elem(struct xbpf_map *map, struct htab_elem *e, const void *key
 	memcpy(e->key, key, map->spec.key_size);
 	atomic_store_explicit(&e->ref, 0, memory_order_relaxed);
 	if (!map->percpu) {
-		memcpy(val, value, map->val_size);
+		__xbpf_value_write(map, val, value, true);
 		return;
 	}
 	for (c = 0; c < map->cpu_vals; c++) {
@@ -515,7 +515,7 @@ static void update_in_place(struct xbpf_map *map, struct htab_elem *e, const voi
 	uint8_t *val = elem_value(h, e);
 
 	if (!map->percpu) {
-		memcpy(val, value, map->val_size);
+		__xbpf_value_write(map, val, value, false);
 		return;
 	}
 	if (cpu >= 0) {

@@ -138,6 +138,13 @@ static int check_spec(const struct xbpf_map_spec *spec, int nr_cpus)
 	default:
 		return -EINVAL;
 	}
+	/* A bpf_spin_lock: in hash and array values, inside the value, with its BTF (map_check_btf()). */
+	if (spec->has_spin_lock) {
+		if (!spec->value_btf || spec->spin_lock_off % 4 || spec->spin_lock_off + 4 > spec->value_size)
+			return -EINVAL;
+		if (spec->type != XBPF_MAP_HASH && spec->type != XBPF_MAP_ARRAY)
+			return -EOPNOTSUPP;
+	}
 	if (is_percpu(spec->type) && spec->value_size > XBPF_PERCPU_VALUE_MAX)
 		return -E2BIG;
 	/* key + value per entry, every CPU: must not overflow nor be absurd */
@@ -186,6 +193,8 @@ static int map_setup(struct xbpf_map *map, const struct xbpf_map_spec *spec, int
 	if (err)
 		return err;
 	map->spec = *spec;
+	if (!spec->has_spin_lock)
+		map->spec.spin_lock_off = 0;
 	map->spec.name[sizeof(map->spec.name) - 1] = '\0';
 	map->spec.inner = NULL;
 	if (spec->inner && __xbpf_is_map_of_maps(spec->type)) {
@@ -262,6 +271,8 @@ struct map_hdr {
 	char name[XBPF_MAP_NAME_LEN];
 	uint32_t type, key_size, value_size, max_entries, map_flags;
 	uint32_t nr_cpus;
+	/* value_btf | has_spin_lock << 1, and the lock's offset (zero in files from before). */
+	uint32_t btf_flags, spin_lock_off;
 };
 
 _Static_assert(sizeof(struct map_hdr) <= XBPF_MAP_HDR_SIZE, "map header too big");
@@ -285,6 +296,8 @@ static void hdr_fill(const struct xbpf_map *map, struct map_hdr *h)
 	h->value_size = map->spec.value_size;
 	h->max_entries = map->spec.max_entries;
 	h->map_flags = map->spec.map_flags;
+	h->btf_flags = (uint32_t)map->spec.value_btf | (uint32_t)map->spec.has_spin_lock << 1;
+	h->spin_lock_off = map->spec.spin_lock_off;
 	h->nr_cpus = (uint32_t)map->nr_cpus;
 }
 
@@ -387,7 +400,10 @@ static bool hdr_matches(const struct map_hdr *h, const struct xbpf_map_spec *spe
 {
 	return h->type == (uint32_t)spec->type && h->key_size == spec->key_size &&
 	       h->value_size == spec->value_size && h->max_entries == spec->max_entries &&
-	       h->map_flags == spec->map_flags;
+	       h->map_flags == spec->map_flags &&
+	       /* a lock changes what the value is; BTF alone does not */
+	       !!(h->btf_flags & 2) == spec->has_spin_lock &&
+	       h->spin_lock_off == (spec->has_spin_lock ? spec->spin_lock_off : 0);
 }
 
 /* Attach to an existing map file; want NULL: whatever map it holds. */
@@ -432,6 +448,9 @@ static int attach_file(struct xbpf_map *map, const char *path, const struct xbpf
 	spec.value_size = h.value_size;
 	spec.max_entries = h.max_entries;
 	spec.map_flags = h.map_flags;
+	spec.value_btf = h.btf_flags & 1;
+	spec.has_spin_lock = h.btf_flags & 2;
+	spec.spin_lock_off = h.spin_lock_off;
 	if (h.nr_cpus < 1 || h.nr_cpus > XBPF_MAX_CPUS) {
 		err = -EPROTO;
 		goto out;

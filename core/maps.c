@@ -177,6 +177,8 @@ int xbpf_map__lookup(struct xbpf_map *map, const void *key, void *value)
 	}
 	if (!map->percpu) {
 		memcpy(value, raw, map->spec.value_size);
+		if (map->spec.has_spin_lock) /* a lock is no data (check_and_init_map_value()) */
+			memset((uint8_t *)value + map->spec.spin_lock_off, 0, 4);
 		return 0;
 	}
 	/* whole 8-byte slots: the kernel's copy_map_value_long() round-trips the padding too */
@@ -401,7 +403,7 @@ static void copy_values(struct xbpf_map *map, uint8_t *dst, const void *value, i
 {
 
 	if (!map->percpu) {
-		memcpy(dst, value, map->val_size);
+		__xbpf_value_write(map, dst, value, false);
 		return;
 	}
 	if (cpu >= 0) {

@@ -83,6 +83,16 @@ struct xbpf_map_spec {
 	uint32_t map_flags;
 	/* array_of_maps / hash_of_maps: the spec every inner map must match. */
 	const struct xbpf_map_spec *inner;
+	/*
+	 * The value's BTF, as a map created with btf_value_type_id: value_btf
+	 * says it has one (a BTF-defined map with __type(value, T)); a
+	 * struct bpf_spin_lock member of T sits at spin_lock_off
+	 * (has_spin_lock; hash and array maps only), a real lock that
+	 * bpf_spin_lock() takes and control-plane updates leave alone.
+	 */
+	bool value_btf;
+	bool has_spin_lock;
+	uint32_t spin_lock_off;
 };
 
 struct xbpf_map;
@@ -312,6 +322,7 @@ enum xbpf_arg_type {
 	XBPF_ARG_CONST_ALLOC_SIZE_OR_ZERO, /* a known constant size (ringbuf_reserve) */
 	XBPF_ARG_PTR_TO_RW_MEM,	       /* initialized memory the helper also writes, size next */
 	XBPF_ARG_PTR_TO_FIXED_MEM,     /* arg_size[] initialized bytes the helper writes, aligned */
+	XBPF_ARG_PTR_TO_SPIN_LOCK,     /* the struct bpf_spin_lock of a map value */
 	XBPF_ARG_PTR_TO_RINGBUF_MEM_RELEASE, /* a ringbuf_reserve() record, released by the call */
 	XBPF_ARG_PTR_TO_FUNC,	       /* a static subprogram (ld_imm64 BPF_PSEUDO_FUNC): the callback */
 	XBPF_ARG_PTR_TO_STACK_OR_NULL, /* the stack, or NULL (a callback's context) */

@@ -35,7 +35,9 @@ static void mark_null_one(struct xv_env *env, struct xv_reg *reg, void *priv)
 			    reg->type == PTR_TO_RINGBUF_MEM_OR_NULL ? PTR_TO_RINGBUF_MEM :
 			    reg->type == PTR_TO_MEM_OR_NULL	    ? PTR_TO_MEM :
 								      PTR_TO_MAP_VALUE;
-		reg->id = 0; /* ref_obj_id stays: the record is released by it */
+		/* ref_obj_id stays: the record is released by it; a locked value's id names its lock */
+		if (!(reg->type == PTR_TO_MAP_VALUE && reg->map && reg->map->has_spin_lock))
+			reg->id = 0;
 	}
 }
 

@@ -101,6 +101,8 @@ static int check_helper_mem(struct xv_env *env, int regno, int size, bool write,
 
 #define H_MAP_LOOKUP 1
 #define H_TAIL_CALL 12
+#define H_SPIN_LOCK 93
+#define H_SPIN_UNLOCK 94
 #define H_PERF_EVENT_OUTPUT 25
 #define H_REDIRECT_MAP 51
 #define H_RINGBUF_OUTPUT 130
@@ -464,6 +466,16 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 			}
 			break;
 		}
+		case XBPF_ARG_PTR_TO_SPIN_LOCK:
+			if (reg->type != PTR_TO_MAP_VALUE) {
+				xv_err(env, "R%d type=%s expected=map_value, ptr_\n", regno,
+				       xv_reg_type_str(reg->type));
+				return -EACCES;
+			}
+			err = xv_process_spin_lock(env, regno, p->id == H_SPIN_LOCK);
+			if (err)
+				return err;
+			break;
 		case XBPF_ARG_PTR_TO_CTX:
 			if (reg->type != PTR_TO_CTX) {
 				xv_err(env, "R%d type=%s expected=ctx\n", regno, xv_reg_type_str(reg->type));
@@ -502,7 +514,7 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 		    (err = xv_mark_precise(env, 3)))
 			return err;
 		/* The called program never releases what this one holds. */
-		err = xv_check_resource_leak(env, "tail_call");
+		err = xv_check_resource_leak(env, "tail_call", true);
 		if (err)
 			return err;
 	}
@@ -554,7 +566,8 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn)
 			regs[0].map = map;
 		}
 		regs[0].map_idx = map_idx;
-		if (regs[0].type != PTR_TO_MAP_VALUE)
+		/* A value with a lock keeps an id even when it cannot be NULL: the lock's identity. */
+		if (regs[0].type != PTR_TO_MAP_VALUE || (map && map->has_spin_lock))
 			regs[0].id = ++env->id_gen;
 		break;
 	case XBPF_RET_PTR_TO_RINGBUF_MEM_OR_NULL:
@@ -681,7 +694,14 @@ int xv_check_func_call(struct xv_env *env, const struct xbpf_insn *insn, int *in
 		return -EFAULT;
 	}
 	if (xv_subprog_is_global(env, subprog)) {
-		int err = check_global_call(env, subprog);
+		int err;
+
+		if (xv_held_lock(env->cur)) {
+			xv_err(env, "global function calls are not allowed while holding a lock,\n"
+				    "use static function instead\n");
+			return -EINVAL;
+		}
+		err = check_global_call(env, subprog);
 
 		(*insn_idx)++;
 		return err;

@@ -218,6 +218,11 @@ static int do_one(struct xv_env *env, const struct xbpf_insn *insn, bool *path_d
 		break;
 	case XBPF_FMT_CALL:
 		env->jmps_processed++;
+		/* Under a bpf_spin_lock only the unlock may be called (static subprograms too). */
+		if (insn->src_reg == 0 && insn->imm != HELPER_SPIN_UNLOCK && xv_held_lock(env->cur)) {
+			xv_err(env, "function calls are not allowed while holding a lock\n");
+			return -EINVAL;
+		}
 		if (insn->src_reg == XBPF_PSEUDO_CALL) {
 			err = xv_check_func_call(env, insn, &env->insn_idx);
 		} else if (insn->src_reg == 0) {
@@ -237,7 +242,9 @@ static int do_one(struct xv_env *env, const struct xbpf_insn *insn, bool *path_d
 		break;
 	case XBPF_FMT_EXIT:
 		env->jmps_processed++;
-		err = xv_check_resource_leak(env, "BPF_EXIT instruction in main prog");
+		/* A subprogram may return with the lock held: its caller releases it. */
+		err = xv_check_resource_leak(env, "BPF_EXIT instruction in main prog",
+					     !env->cur->curframe);
 		if (err)
 			break;
 		/* A callee may return nothing: only the caller's reads of R0 are checked. */

@@ -78,8 +78,17 @@ int xv_check_mem_region(struct xv_env *env, int regno, int off, int size, uint32
 int xv_check_map_access(struct xv_env *env, int regno, int off, int size, bool zero_ok)
 {
 	const struct xv_reg *reg = &cur_regs(env)[regno];
+	const struct xbpf_map_spec *map = reg->map;
+	int err = mem_region_access(env, regno, off, size, map ? map->value_size : 0, zero_ok);
 
-	return mem_region_access(env, regno, off, size, reg->map ? reg->map->value_size : 0, zero_ok);
+	/* A lock is reached by bpf_spin_lock() only: no byte of it by any access. */
+	if (!err && map && map->has_spin_lock &&
+	    reg->smin_value + off < (int64_t)map->spin_lock_off + 4 &&
+	    (int64_t)map->spin_lock_off < (int64_t)(reg->umax_value + off + size)) {
+		xv_err(env, "bpf_spin_lock cannot be accessed directly by load/store\n");
+		return -EACCES;
+	}
+	return err;
 }
 
 /* BPF_F_RDONLY_PROG / BPF_F_WRONLY_PROG maps (check_map_access_type()). */
@@ -468,6 +477,12 @@ int xv_check_ld_imm(struct xv_env *env, const struct xbpf_insn *insn)
 		return -EINVAL;
 	}
 	spec = env->map_spec ? env->map_spec(env->map_priv, insn->imm) : NULL;
+	if (spec && spec->has_spin_lock &&
+	    (env->type == XBPF_PROG_SOCKET_FILTER || env->type == XBPF_PROG_TRACEPOINT)) {
+		xv_err(env, "%s progs cannot use bpf_spin_lock yet\n",
+		       env->type == XBPF_PROG_SOCKET_FILTER ? "socket filter" : "tracing");
+		return -EINVAL;
+	}
 	if (!spec) {
 		xv_err(env, "fd %d is not pointing to valid bpf_map\n", insn->imm);
 		return -EBADF;
@@ -516,7 +531,7 @@ int xv_check_ld_abs(struct xv_env *env, const struct xbpf_insn *insn)
 	}
 	err = xv_check_reg_arg(env, 6, SRC_OP);
 	/* The load may end the program: nothing may be held across it. */
-	err = err ?: xv_check_resource_leak(env, "BPF_LD_[ABS|IND]");
+	err = err ?: xv_check_resource_leak(env, "BPF_LD_[ABS|IND]", true);
 	if (err)
 		return err;
 	if (regs[6].type != PTR_TO_CTX) {

@@ -256,9 +256,10 @@ static bool regsafe(const struct xv_reg *old, const struct xv_reg *cur, struct i
 			return false;
 		return range_within(old, cur) && tnum_in(old->var_off, cur->var_off);
 	case PTR_TO_MAP_VALUE:
+		/* ids: the identity of the lock a value may hold */
 	case PTR_TO_MAP_KEY:
 		return old->map == cur->map && old->off == cur->off && range_within(old, cur) &&
-		       tnum_in(old->var_off, cur->var_off);
+		       tnum_in(old->var_off, cur->var_off) && check_ids(m, old->id, cur->id);
 	case PTR_TO_MAP_VALUE_OR_NULL:
 	case CONST_PTR_TO_MAP_OR_NULL:
 		return old->map == cur->map && old->off == cur->off && range_within(old, cur) &&
@@ -388,7 +389,7 @@ static bool refsafe(const struct xv_state *old, const struct xv_state *cur, stru
 	if (old->acquired_refs != cur->acquired_refs)
 		return false;
 	for (uint32_t i = 0; i < old->acquired_refs; i++)
-		if (old->refs[i].type != cur->refs[i].type ||
+		if (old->refs[i].type != cur->refs[i].type || old->refs[i].ptr != cur->refs[i].ptr ||
 		    !check_ids(m, old->refs[i].id, cur->refs[i].id))
 			return false;
 	return true;

@@ -165,12 +165,14 @@ struct xv_hist {
  */
 enum xv_ref_type {
 	XV_REF_PTR = 1,
+	XV_REF_LOCK, /* a bpf_spin_lock held: id of the map value, ptr its map */
 };
 
 struct xv_ref {
 	uint32_t id;
 	int32_t insn_idx;	/* the acquiring call */
 	enum xv_ref_type type;
+	const void *ptr;	/* XV_REF_LOCK: the map whose value holds the lock */
 };
 
 struct xv_state {
@@ -397,6 +399,7 @@ void xv_mark_all_scalars_imprecise(struct xv_state *st);
 #define MAX_PACKET_OFF 0xffff
 #define MAX_VAR_OFF (1 << 29)
 #define HELPER_TAIL_CALL 12
+#define HELPER_SPIN_UNLOCK 94
 
 enum { SRC_OP, DST_OP, DST_OP_NO_MARK };
 
@@ -497,16 +500,21 @@ int xv_check_helper_call(struct xv_env *env, const struct xbpf_insn *insn);
 int xv_check_func_call(struct xv_env *env, const struct xbpf_insn *insn, int *insn_idx);
 
 /* refs.c */
+/* The bpf_spin_lock the path holds, or NULL (at most one: the kernel's rule). */
+const struct xv_ref *xv_held_lock(const struct xv_state *st);
+/* bpf_spin_lock()/unlock() on the lock at regs[regno] (process_spin_lock()). */
+int xv_process_spin_lock(struct xv_env *env, int regno, bool lock);
 /* A new reference of the path, acquired by the call at insn_idx: its id in *ret_id. */
 int xv_acquire_reference(struct xv_env *env, int insn_idx, uint32_t *ret_id);
 /* Release reference id: every pointer carrying it becomes a scalar; -EINVAL if not held. */
 int xv_release_reference(struct xv_env *env, uint32_t id);
 /*
  * A path that ends here (prefix names how: "BPF_EXIT instruction in main
- * prog", "BPF_LD_[ABS|IND]") must not hold a reference; only checked in the
- * main frame, as the kernel does (check_resource_leak()).
+ * prog", "BPF_LD_[ABS|IND]") must not hold a reference (only checked in the
+ * main frame, as the kernel does: check_resource_leak()), nor a
+ * bpf_spin_lock when check_lock.
  */
-int xv_check_resource_leak(struct xv_env *env, const char *prefix);
+int xv_check_resource_leak(struct xv_env *env, const char *prefix, bool check_lock);
 /* Drop reference id from st (registers untouched); -EINVAL if st does not hold it. */
 int xv_release_ref_state(struct xv_state *st, uint32_t id);
 int xv_prepare_func_exit(struct xv_env *env, int *insn_idx);

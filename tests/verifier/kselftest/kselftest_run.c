@@ -89,7 +89,7 @@ static const struct fixup_def {
 	[FX_XSKMAP] = { "map_xskmap", BPF_MAP_TYPE_XSKMAP, 4, 4, 1, 0, "xskmap (AF_XDP sockets)" },
 	[FX_STACKTRACE] = { "map_stacktrace", BPF_MAP_TYPE_STACK_TRACE, 4, 8, 1, 0,
 			    "stack trace maps (kernel stacks)" },
-	[FX_SPIN_LOCK] = { "map_spin_lock", BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0, "BTF map values with a spin lock" },
+	[FX_SPIN_LOCK] = { "map_spin_lock", BPF_MAP_TYPE_ARRAY, 4, 8, 1 },
 	[FX_ARRAY_RO] = { "map_array_ro", BPF_MAP_TYPE_ARRAY, 4, 48, 1, BPF_F_RDONLY_PROG },
 	[FX_ARRAY_WO] = { "map_array_wo", BPF_MAP_TYPE_ARRAY, 4, 48, 1, BPF_F_WRONLY_PROG },
 	[FX_ARRAY_SMALL] = { "map_array_small", BPF_MAP_TYPE_ARRAY, 4, 1, 1 },
@@ -379,12 +379,50 @@ static const char *unmodelled_reason(const char *xlb_msg)
 
 /* ---- the kernel's side -------------------------------------------------- */
 
+/*
+ * The value type test_verifier gives its map_spin_lock, as BTF:
+ * struct val { int cnt; struct bpf_spin_lock l; } (the lock at offset 4).
+ */
+static int spin_lock_btf(void)
+{
+	static const char strs[] = "\0int\0bpf_spin_lock\0val\0cnt\0l";
+	const uint32_t types[] = {
+		/* [1] int */
+		1, BTF_KIND_INT << 24, 4, BTF_INT_SIGNED << 24 | 32,
+		/* [2] struct bpf_spin_lock { int val; } */
+		5, BTF_KIND_STRUCT << 24 | 1, 4, 19, 1, 0,
+		/* [3] struct val { int cnt; struct bpf_spin_lock l; } */
+		19, BTF_KIND_STRUCT << 24 | 2, 8, 23, 1, 0, 27, 2, 32,
+	};
+	struct btf_header hdr = { .magic = BTF_MAGIC, .version = BTF_VERSION, .hdr_len = sizeof(hdr),
+				  .type_len = sizeof(types), .str_off = sizeof(types),
+				  .str_len = sizeof(strs) };
+	uint8_t blob[sizeof(hdr) + sizeof(types) + sizeof(strs)];
+
+	memcpy(blob, &hdr, sizeof(hdr));
+	memcpy(blob + sizeof(hdr), types, sizeof(types));
+	memcpy(blob + sizeof(hdr) + sizeof(types), strs, sizeof(strs));
+	return bpf_btf_load(blob, sizeof(blob), NULL);
+}
+
 static int kernel_map(int kind)
 {
 	const struct fixup_def *d = &fixups[kind];
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = d->flags);
 	int inner = -1, fd;
 
+	if (kind == FX_SPIN_LOCK) {
+		int btf_fd = spin_lock_btf();
+
+		if (btf_fd < 0)
+			return -1;
+		o.btf_fd = btf_fd;
+		o.btf_key_type_id = 1;
+		o.btf_value_type_id = 3;
+		fd = bpf_map_create(d->type, NULL, d->key, d->value, d->max, &o);
+		close(btf_fd);
+		return fd;
+	}
 	if (kind == FX_MAP_IN_MAP) {
 		inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
 		if (inner < 0)
@@ -579,6 +617,11 @@ static void run_case(struct kcase *c, bool list_skips, struct tally *t)
 		maps[nmaps].value_size = d->value;
 		maps[nmaps].max_entries = d->max;
 		maps[nmaps].map_flags = d->flags;
+		if (k == FX_SPIN_LOCK) {
+			maps[nmaps].value_btf = true;
+			maps[nmaps].has_spin_lock = true;
+			maps[nmaps].spin_lock_off = 4;
+		}
 		if (k == FX_MAP_IN_MAP)
 			maps[nmaps].inner = &inner;
 		for (int i = 0; i < MAX_FIXUPS && c->fixup[k][i]; i++) {
