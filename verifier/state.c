@@ -255,8 +255,8 @@ static bool regsafe(const struct xv_reg *old, const struct xv_reg *cur, struct i
 				!check_ids(m, old->id, cur->id ? cur->id : 0x80000000u | ++m->tmp_id)))
 			return false;
 		return range_within(old, cur) && tnum_in(old->var_off, cur->var_off);
+	/* ids: the identity of the lock a map value may hold */
 	case PTR_TO_MAP_VALUE:
-		/* ids: the identity of the lock a value may hold */
 	case PTR_TO_MAP_KEY:
 		return old->map == cur->map && old->off == cur->off && range_within(old, cur) &&
 		       tnum_in(old->var_off, cur->var_off) && check_ids(m, old->id, cur->id);
