@@ -134,6 +134,50 @@ static long inner_loop(__u64 index, void *data)
 	return 0;
 }
 
+/* What a callback leaves in its caller's stack: a record to release, a count, a pointer. */
+struct hold {
+	__u64 *rec;
+	__u64 *val;
+	__u32 seen;
+	__u32 pad;
+};
+
+/* Releases a record the caller reserved (references belong to the path, not the frame). */
+static long submit_held(__u64 index, void *data)
+{
+	struct hold *h = data;
+
+	if (h->rec) {
+		bpf_ringbuf_submit(h->rec, 0);
+		h->rec = 0;
+	}
+	return 0;
+}
+
+static long count(__u64 index, void *data)
+{
+	struct hold *h = data;
+
+	h->seen++;
+	return 0;
+}
+
+/* Leaves a map value pointer, maybe NULL, in the caller's stack. */
+static long grab(__u64 index, void *data)
+{
+	struct hold *h = data;
+	__u32 k = index & 7;
+
+	h->val = bpf_map_lookup_elem(&values, &k);
+	return 0;
+}
+
+static long loop_in_each(struct bpf_map *map, __u32 *key, __u64 *value, struct hold *h)
+{
+	bpf_loop(2, count, h, 0);
+	return 0;
+}
+
 __attribute__((noinline)) long global_cb(__u64 index, void *data)
 {
 	return 0;
@@ -297,6 +341,58 @@ int bad_global_callback(struct xdp_md *ctx)
 {
 	bpf_loop(2, global_cb, 0, 0);
 	return XDP_PASS;
+}
+
+SEC("xdp")
+int ok_caller_record_released_by_callback(struct xdp_md *ctx)
+{
+	struct hold h = {};
+
+	h.rec = bpf_ringbuf_reserve(&ring, 8, 0);
+	if (!h.rec)
+		return XDP_PASS;
+	*h.rec = 1;
+	bpf_loop(1, submit_held, &h, 0);
+	if (h.rec)
+		bpf_ringbuf_discard(h.rec, 0);
+	return XDP_PASS;
+}
+
+/* A constant count: the walks are unrolled, so the exact count is known after. */
+SEC("xdp")
+int ok_loop_count_known_after(struct xdp_md *ctx)
+{
+	struct hold h = {};
+
+	bpf_loop(3, count, &h, 0);
+	return h.seen == 3 ? XDP_PASS : XDP_DROP;
+}
+
+SEC("xdp")
+int ok_loop_in_for_each(struct xdp_md *ctx)
+{
+	struct hold h = {};
+
+	bpf_for_each_map_elem(&values, loop_in_each, &h, 0);
+	return h.seen & 1;
+}
+
+SEC("xdp")
+int ok_pointer_left_by_callback(struct xdp_md *ctx)
+{
+	struct hold h = {};
+
+	bpf_loop(2, grab, &h, 0);
+	return h.val ? *h.val & 1 : 0;
+}
+
+SEC("xdp")
+int bad_pointer_left_by_callback_unchecked(struct xdp_md *ctx)
+{
+	struct hold h = {};
+
+	bpf_loop(2, grab, &h, 0);
+	return *h.val & 1;
 }
 
 char LICENSE[] SEC("license") = "GPL";
