@@ -5,7 +5,7 @@
  * function with, after the kernel's btf_prepare_func_args(): int and enum
  * arguments are scalars, a pointer to the program type's context struct is
  * the context, any other pointer is memory of its target's size (or NULL),
- * and the function must return int, enum or void.  What the kernel cannot
+ * and the function must return int or enum.  What the kernel cannot
  * type is kept as its errno and message, reported only if a global
  * function is verified.
  */
@@ -244,10 +244,11 @@ int __xbpf_btf_func_sig(const struct xbpf_btf *btf, uint32_t type_id, enum xbpf_
 			 XBPF_FUNC_MAX_ARGS);
 		return 0;
 	}
-	if (t && !sig->ret_scalar) {
+	/* void too: this kernel's global functions hand back a scalar. */
+	if (!sig->ret_scalar) {
 		sig->err = -EINVAL;
 		snprintf(sig->err_msg, sizeof(sig->err_msg),
-			 "Global function %s() return value not void or scalar. Only those are supported.\n",
+			 "Global function %s() doesn't return scalar. Only those are supported.\n",
 			 sig->name);
 		return 0;
 	}

@@ -103,6 +103,34 @@ GLOBAL int map_index(int i)
 	return p ? ((__u32 *)p)[i] : 0;
 }
 
+/* A global function must return a scalar: void is refused where it is called. */
+GLOBAL void bump_void(struct pair *p)
+{
+	if (p)
+		p->a++;
+}
+
+SEC("xdp")
+int bad_void_global(struct xdp_md *ctx)
+{
+	__u32 key = 0;
+
+	bump_void(bpf_map_lookup_elem(&pairs, &key));
+	return XDP_PASS;
+}
+
+/* Another program type's context is just memory of its size, not this program's context. */
+GLOBAL int skb_mark(struct __sk_buff *skb)
+{
+	return skb ? skb->mark : 0;
+}
+
+SEC("xdp")
+int bad_other_ctx_type(struct xdp_md *ctx)
+{
+	return skb_mark((struct __sk_buff *)ctx) ? XDP_PASS : XDP_DROP;
+}
+
 SEC("xdp")
 int ok_scalar_args(struct xdp_md *ctx)
 {
