@@ -68,21 +68,6 @@ bool xlb_is_prime(uint32_t n);
  */
 int xlb_maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *ring, uint32_t size);
 
-/*
- * The walks xlb_maglev_build can use; AUTO picks the fastest the CPU has.
- * Every walk gives the same ring (tests compare each with a reference
- * fill; benchmarks time each).
- */
-enum xlb_maglev_impl {
-	XLB_MAGLEV_AUTO,
-	XLB_MAGLEV_SCALAR,
-	XLB_MAGLEV_AVX2, /* x86-64 with AVX2 */
-};
-
-/* xlb_maglev_build with a given walk; -EOPNOTSUPP when this CPU lacks it. */
-int xlb_maglev_build_impl(const struct xlb_maglev_real *reals, size_t n, uint32_t *ring, uint32_t size,
-			  enum xlb_maglev_impl impl);
-
 /* ---- desired state ----------------------------------------------------- */
 
 struct xlb_ip {
