@@ -115,19 +115,10 @@ static uint32_t inverse_mod(uint32_t a, uint32_t p)
 	return (uint32_t)(t < 0 ? t + p : t);
 }
 
-/*
- * Occupancy bitmap: slot s is bit 31 - s % 32 of word s / 32 (most
- * significant first), so shifting the word left by s % 32 brings the
- * slot's bit to the sign.
- */
-static inline bool slot_taken(const uint32_t *taken, uint32_t s)
+/* Occupancy bitmap: slot s is bit s % 32 of word s / 32 (on x86 one `bt` tests it). */
+static inline uint32_t slot_bit(uint32_t s)
 {
-	return (int32_t)(taken[s >> 5] << (s & 31)) < 0;
-}
-
-static inline void slot_take(uint32_t *taken, uint32_t s)
-{
-	taken[s >> 5] |= 0x80000000u >> (s & 31);
+	return 1u << (s & 31);
 }
 
 /* Free slots below which the fill switches to the endgame (see the top). */
@@ -194,7 +185,7 @@ static inline uint32_t next_claimer(struct fill *f)
 /* A real's next free slot from its candidate s: the walk's inner loop; the bitmap word at the result in *word. */
 static inline uint32_t walk_to_free(const uint32_t *taken, uint32_t s, uint32_t step, uint32_t size, uint32_t *word)
 {
-	while ((int32_t)((*word = taken[s >> 5]) << (s & 31)) < 0)
+	while (((*word = taken[s >> 5]) >> (s & 31)) & 1)
 		s = add_mod(s, step, size);
 	return s;
 }
@@ -215,7 +206,7 @@ static void fill_walk_round_robin(struct fill *f, uint32_t stop)
 		const uint32_t step = skip[t];
 		uint32_t word, s = walk_to_free(taken, slot[t], step, size, &word);
 
-		taken[s >> 5] = word | (0x80000000u >> (s & 31));
+		taken[s >> 5] = word | slot_bit(s);
 		ring[s] = index[t];
 		slot[t] = add_mod(s, step, size);
 		t = t + 1 == n ? 0 : t + 1;
@@ -247,7 +238,7 @@ static void fill_walk(struct fill *f, uint32_t stop)
 			const uint32_t t = f->claims[pos], step = skip[t];
 			uint32_t word, s = walk_to_free(taken, slot[t], step, size, &word);
 
-			taken[s >> 5] = word | (0x80000000u >> (s & 31));
+			taken[s >> 5] = word | slot_bit(s);
 			ring[s] = index[t];
 			slot[t] = add_mod(s, step, size);
 		}
@@ -270,8 +261,7 @@ static void fill_endgame(struct fill *f, uint32_t *free_slots)
 
 	for (uint32_t w = 0; w < (f->size + 31) / 32; w++)
 		for (uint32_t bits = ~f->taken[w]; bits; bits &= bits - 1) {
-			/* lowest set bit first: slots of a word come out in reverse, which no claim depends on */
-			uint32_t s = w * 32 + 31 - (uint32_t)__builtin_ctz(bits);
+			uint32_t s = w * 32 + (uint32_t)__builtin_ctz(bits);
 
 			if (s < f->size)
 				free_slots[free_cnt++] = s;
