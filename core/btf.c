@@ -223,16 +223,14 @@ int __xbpf_btf_find_var(const struct xbpf_btf *btf, const char *name, const char
 	return -ENOENT;
 }
 
-/* Skip typedefs and qualifiers; NULL (void/invalid) when nothing is left. */
-static const struct btf_type *skip_mods(const struct xbpf_btf *btf, uint32_t id, uint32_t *ret_id)
+const struct btf_type *__xbpf_btf_skip_mods(const struct xbpf_btf *btf, uint32_t id, uint32_t *ret_id)
 {
-	const struct btf_type *t;
-	int depth;
+	const struct btf_type *t = NULL;
 
-	for (depth = 0; depth < MAX_RESOLVE_DEPTH; depth++) {
+	for (int depth = 0; depth < MAX_RESOLVE_DEPTH; depth++) {
 		t = __xbpf_btf_type(btf, id);
 		if (!t)
-			return NULL;
+			break;
 		switch (BTF_INFO_KIND(t->info)) {
 		case BTF_KIND_TYPEDEF:
 		case BTF_KIND_VOLATILE:
@@ -240,14 +238,14 @@ static const struct btf_type *skip_mods(const struct xbpf_btf *btf, uint32_t id,
 		case BTF_KIND_RESTRICT:
 		case BTF_KIND_TYPE_TAG:
 			id = t->type;
+			t = NULL; /* a chain longer than MAX_RESOLVE_DEPTH resolves to nothing */
 			continue;
-		default:
-			if (ret_id)
-				*ret_id = id;
-			return t;
 		}
+		break;
 	}
-	return NULL;
+	if (ret_id)
+		*ret_id = id;
+	return t;
 }
 
 /* btf__resolve_size(): bytes of a type. */
@@ -307,13 +305,13 @@ done:
 static int map_field_int(const struct xbpf_btf *btf, const char *map, const char *field,
 			 uint32_t type, uint32_t *ret_val)
 {
-	const struct btf_type *t = skip_mods(btf, type, NULL), *arr;
+	const struct btf_type *t = __xbpf_btf_skip_mods(btf, type, NULL), *arr;
 
 	if (!t || BTF_INFO_KIND(t->info) != BTF_KIND_PTR) {
 		pr_warn("btf: map '%s': attr '%s': expected PTR\n", map, field);
 		return -EINVAL;
 	}
-	arr = skip_mods(btf, t->type, NULL);
+	arr = __xbpf_btf_skip_mods(btf, t->type, NULL);
 	if (!arr || BTF_INFO_KIND(arr->info) != BTF_KIND_ARRAY) {
 		pr_warn("btf: map '%s': attr '%s': expected ARRAY\n", map, field);
 		return -EINVAL;
@@ -326,16 +324,16 @@ static int map_field_int(const struct xbpf_btf *btf, const char *map, const char
 static int value_spin_lock(const struct xbpf_btf *btf, const char *map, uint32_t type,
 			   struct xbpf_map_spec *spec)
 {
-	const struct btf_type *t = skip_mods(btf, type, NULL), *v;
+	const struct btf_type *t = __xbpf_btf_skip_mods(btf, type, NULL), *v;
 	const struct btf_member *m;
 
 	spec->value_btf = true;
-	v = t && BTF_INFO_KIND(t->info) == BTF_KIND_PTR ? skip_mods(btf, t->type, NULL) : NULL;
+	v = t && BTF_INFO_KIND(t->info) == BTF_KIND_PTR ? __xbpf_btf_skip_mods(btf, t->type, NULL) : NULL;
 	if (!v || BTF_INFO_KIND(v->info) != BTF_KIND_STRUCT)
 		return 0;
 	m = (const struct btf_member *)(v + 1);
 	for (uint32_t i = 0; i < BTF_INFO_VLEN(v->info); i++) {
-		const struct btf_type *mt = skip_mods(btf, m[i].type, NULL);
+		const struct btf_type *mt = __xbpf_btf_skip_mods(btf, m[i].type, NULL);
 		const char *name = mt ? __xbpf_btf_str(btf, mt->name_off) : NULL;
 		uint32_t off = BTF_INFO_KFLAG(v->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
 
@@ -356,7 +354,7 @@ static int value_spin_lock(const struct xbpf_btf *btf, const char *map, uint32_t
 static int map_field_size(const struct xbpf_btf *btf, const char *map, const char *field,
 			  uint32_t type, uint32_t *ret_size)
 {
-	const struct btf_type *t = skip_mods(btf, type, NULL);
+	const struct btf_type *t = __xbpf_btf_skip_mods(btf, type, NULL);
 	uint64_t size;
 	int err;
 
@@ -423,7 +421,7 @@ static int parse_map_def(const struct xbpf_btf *btf, const char *map_name,
 			*size = val;
 			*has_size = true;
 		} else if (!strcmp(name, "values")) {
-			const struct btf_type *arr = skip_mods(btf, m[i].type, NULL), *ptr, *inner;
+			const struct btf_type *arr = __xbpf_btf_skip_mods(btf, m[i].type, NULL), *ptr, *inner;
 
 			if (is_inner || !outer) {
 				pr_warn("btf: map '%s': multi-level map-in-map\n", map_name);
@@ -434,12 +432,12 @@ static int parse_map_def(const struct xbpf_btf *btf, const char *map_name,
 					map_name);
 				return -EINVAL;
 			}
-			ptr = skip_mods(btf, ((const struct btf_array *)(arr + 1))->type, NULL);
+			ptr = __xbpf_btf_skip_mods(btf, ((const struct btf_array *)(arr + 1))->type, NULL);
 			if (!ptr || BTF_INFO_KIND(ptr->info) != BTF_KIND_PTR) {
 				pr_warn("btf: map '%s': 'values' must hold pointers\n", map_name);
 				return -EINVAL;
 			}
-			inner = skip_mods(btf, ptr->type, NULL);
+			inner = __xbpf_btf_skip_mods(btf, ptr->type, NULL);
 			if (!inner || BTF_INFO_KIND(inner->info) != BTF_KIND_STRUCT) {
 				pr_warn("btf: map '%s': inner map definition is not a struct\n", map_name);
 				return -EINVAL;
@@ -513,7 +511,7 @@ int __xbpf_btf_map_defs(const struct xbpf_btf *btf, struct xbpf_btf_map_def **re
 			err = -EINVAL;
 			goto err_free;
 		}
-		def = skip_mods(btf, var->type, NULL);
+		def = __xbpf_btf_skip_mods(btf, var->type, NULL);
 		if (!def || BTF_INFO_KIND(def->info) != BTF_KIND_STRUCT) {
 			pr_warn("btf: map '%s': definition is not a struct\n", name);
 			err = -EINVAL;

@@ -102,34 +102,6 @@ err_trunc:
 	return -EINVAL;
 }
 
-static bool is_modifier(const struct btf_type *t)
-{
-	switch (BTF_INFO_KIND(t->info)) {
-	case BTF_KIND_TYPEDEF:
-	case BTF_KIND_VOLATILE:
-	case BTF_KIND_CONST:
-	case BTF_KIND_RESTRICT:
-	case BTF_KIND_TYPE_TAG:
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* Skip modifiers from id; NULL for void.  *ret_id: the id reached. */
-static const struct btf_type *skip_modifiers(const struct xbpf_btf *btf, uint32_t id, uint32_t *ret_id)
-{
-	const struct btf_type *t = __xbpf_btf_type(btf, id);
-
-	for (int d = 0; t && is_modifier(t) && d < MAX_DEPTH; d++) {
-		id = t->type;
-		t = __xbpf_btf_type(btf, id);
-	}
-	if (ret_id)
-		*ret_id = id;
-	return t;
-}
-
 /* The kernel's btf_type_str(): its name for a kind. */
 static const char *kind_str(const struct btf_type *t)
 {
@@ -178,7 +150,7 @@ static int resolve_size(const struct xbpf_btf *btf, uint32_t id, uint32_t *ret_s
 	uint64_t nelems = 1;
 
 	for (int d = 0; d < MAX_DEPTH; d++) {
-		const struct btf_type *t = skip_modifiers(btf, id, &id);
+		const struct btf_type *t = __xbpf_btf_skip_mods(btf, id, &id);
 		uint64_t size;
 
 		if (!t)
@@ -235,7 +207,7 @@ int __xbpf_btf_func_sig(const struct xbpf_btf *btf, uint32_t type_id, enum xbpf_
 	sig->global = BTF_INFO_VLEN(fn->info) == BTF_FUNC_GLOBAL;
 	params = (const struct btf_param *)(proto + 1);
 	nargs = BTF_INFO_VLEN(proto->info);
-	t = skip_modifiers(btf, proto->type, NULL);
+	t = __xbpf_btf_skip_mods(btf, proto->type, NULL);
 	sig->ret_scalar = is_scalar(t);
 	if (nargs > XBPF_FUNC_MAX_ARGS) {
 		sig->err = -EINVAL;
@@ -254,11 +226,11 @@ int __xbpf_btf_func_sig(const struct xbpf_btf *btf, uint32_t type_id, enum xbpf_
 	}
 	sig->arg_cnt = (int)nargs;
 	for (uint32_t i = 0; i < nargs; i++) {
-		uint32_t ref_id;
+		uint32_t ref_id = 0;
 
-		t = skip_modifiers(btf, params[i].type, NULL);
+		t = __xbpf_btf_skip_mods(btf, params[i].type, NULL);
 		if (t && BTF_INFO_KIND(t->info) == BTF_KIND_PTR) {
-			const struct btf_type *ref = skip_modifiers(btf, t->type, &ref_id);
+			const struct btf_type *ref = __xbpf_btf_skip_mods(btf, t->type, &ref_id);
 			const char *rname = ref ? __xbpf_btf_str(btf, ref->name_off) : "";
 			int err;
 

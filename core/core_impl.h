@@ -377,6 +377,8 @@ int __xbpf_btf_parse(const void *data, size_t size, struct xbpf_btf *btf);
 void __xbpf_btf_free(struct xbpf_btf *btf);
 /* Type by id, NULL for void or out of range. */
 const struct btf_type *__xbpf_btf_type(const struct xbpf_btf *btf, uint32_t id);
+/* Skip typedefs and qualifiers from id: the type reached (NULL: void, invalid, or a chain too long); *ret_id its id. */
+const struct btf_type *__xbpf_btf_skip_mods(const struct xbpf_btf *btf, uint32_t id, uint32_t *ret_id);
 /* String at off, NULL if off is outside the string section. */
 const char *__xbpf_btf_str(const struct xbpf_btf *btf, uint32_t off);
 /* Find a DATASEC by name: its type id or 0. */

@@ -102,37 +102,6 @@ static int init_state(struct xv_env *env, int subprog)
 	return 0;
 }
 
-/* Drop every checkpoint and path: each global function is walked from scratch. */
-static void free_states(struct xv_env *env)
-{
-	for (int i = 0; i < env->insn_cnt; i++) {
-		struct xv_explored *e = env->aux[i].explored;
-
-		while (e) {
-			struct xv_explored *next = e->next;
-
-			xv_state_clear(&e->st);
-			free(e);
-			e = next;
-		}
-		env->aux[i].explored = NULL;
-		env->aux[i].nr_states = 0;
-	}
-	while (env->evicted) {
-		struct xv_explored *next = env->evicted->next;
-
-		xv_state_clear(&env->evicted->st);
-		free(env->evicted);
-		env->evicted = next;
-	}
-	for (int i = 0; i < env->pending_cnt; i++)
-		xv_state_clear(&env->pending[i].st);
-	env->pending_cnt = 0;
-	xv_state_free(env->cur);
-	env->cur = NULL;
-	env->cur_states = 0;
-}
-
 static int static_subprog_checks(struct xv_env *env)
 {
 	/* With BTF these are allowed (xv_check_btf_func() has the rules). */
@@ -384,7 +353,7 @@ path_end:
 	/* The kernel keeps a level-1 log only for what failed. */
 	if (env->log.level == 1)
 		xv_log_reset(&env->log, 0);
-	free_states(env);
+	xv_drop_states(env); /* each global function is walked from scratch */
 	return 0;
 }
 

@@ -220,3 +220,34 @@ hit:
 	clear_written(env->cur);
 	return 0;
 }
+
+/* Drop every checkpoint and pending path and the current state (aux[] and the stack array stay). */
+void xv_drop_states(struct xv_env *env)
+{
+	for (int i = 0; env->aux && i < env->insn_cnt; i++) {
+		struct xv_explored *e = env->aux[i].explored;
+
+		while (e) {
+			struct xv_explored *next = e->next;
+
+			xv_state_clear(&e->st);
+			free(e);
+			e = next;
+		}
+		env->aux[i].explored = NULL;
+		env->aux[i].nr_states = 0;
+	}
+	while (env->evicted) {
+		struct xv_explored *next = env->evicted->next;
+
+		xv_state_clear(&env->evicted->st);
+		free(env->evicted);
+		env->evicted = next;
+	}
+	for (int i = 0; i < env->pending_cnt; i++)
+		xv_state_clear(&env->pending[i].st);
+	env->pending_cnt = 0;
+	xv_state_free(env->cur);
+	env->cur = NULL;
+	env->cur_states = 0;
+}

@@ -112,31 +112,9 @@ static void fill_err_line(struct xv_env *env)
 
 static void free_env(struct xv_env *env)
 {
-	if (env->aux) {
-		for (int i = 0; i < env->insn_cnt; i++) {
-			struct xv_explored *e = env->aux[i].explored;
-
-			while (e) {
-				struct xv_explored *next = e->next;
-
-				xv_state_clear(&e->st);
-				free(e);
-				e = next;
-			}
-		}
-	}
+	xv_drop_states(env);
 	free(env->aux);
-	while (env->evicted) {
-		struct xv_explored *next = env->evicted->next;
-
-		xv_state_clear(&env->evicted->st);
-		free(env->evicted);
-		env->evicted = next;
-	}
-	for (int i = 0; i < env->pending_cnt; i++)
-		xv_state_clear(&env->pending[i].st);
 	free(env->pending);
-	xv_state_free(env->cur);
 	xv_liveness_free(env);
 }
 

@@ -491,6 +491,7 @@ int xv_push_stack(struct xv_env *env, int insn_idx, int prev_idx, struct xv_stat
 int xv_pop_stack(struct xv_env *env);
 void xv_update_branch_counts(struct xv_explored *e);
 int xv_is_state_visited(struct xv_env *env, int idx);
+void xv_drop_states(struct xv_env *env);
 
 /* branch.c */
 int xv_check_cond_jmp(struct xv_env *env, const struct xbpf_insn *insn, int *insn_idx);
