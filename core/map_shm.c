@@ -259,7 +259,7 @@ struct xbpf_map *xbpf_map__free(struct xbpf_map *map)
 
 #define MAP_MAGIC "XBPFMAP"
 /* Bump when any family's area layout changes. */
-#define MAP_LAYOUT 1
+#define MAP_LAYOUT 2 /* 2: the ring buffer's shadow after its data */
 #define MAP_BYTE_ORDER 0x0102030405060708ull
 
 struct map_hdr {

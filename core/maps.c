@@ -569,11 +569,15 @@ const struct xbpf_map_ops __xbpf_fd_array_ops = {
  * submitted or discarded (DISCARD bit): the consumer stops at a busy one
  * and skips discarded ones, in order, as the kernel's does.  A reserved
  * record is handed to the program as one piece of memory, and the kernel
- * maps its ring twice to get that across the end; here a record that would
- * cross the end is put at the start instead, behind a discarded padding
- * record that covers the rest of the ring, so a ring close to full may
- * refuse a reservation the kernel's would still take.  Producers serialise
- * on a spin lock (the kernel's does too); the consumer is the control thread.
+ * maps its ring twice to get that across the end.  Here the ring's data is
+ * followed by a shadow of the same size: a record that crosses the end is
+ * reserved in one piece running into the shadow, and its submit copies the
+ * part past the end to the start of the ring before the record stops being
+ * busy (the consumer never reads the shadow).  So the ring takes exactly the
+ * reservations the kernel's takes.  The header's second word holds the
+ * record's offset in the ring, as the kernel's holds its page offset, for
+ * submit to find the ring.  Producers serialise on a spin lock (the
+ * kernel's does too); the consumer is the control thread.
  */
 #define RINGBUF_HDR_SZ 8
 #define RINGBUF_BUSY (1u << 31)
@@ -589,9 +593,10 @@ struct ringbuf {
 	uint8_t data[];
 };
 
+/* The ring and its shadow (untouched pages of a shared or anonymous mapping cost nothing). */
 static size_t ringbuf_mem_size(const struct xbpf_map *map)
 {
-	return sizeof(struct ringbuf) + map->spec.max_entries;
+	return sizeof(struct ringbuf) + 2 * (size_t)map->spec.max_entries;
 }
 
 static int ringbuf_init(struct xbpf_map *map, bool fresh)
@@ -635,26 +640,15 @@ static _Atomic uint32_t *ring_hdr(struct ringbuf *rb, uint64_t pos)
 /*
  * Room for need bytes at the producer position, under the lock: the
  * producer may run at most ring size - 1 bytes ahead of the consumer (the
- * kernel's rule).  With `whole`, the bytes must not cross the end of the
- * ring: the rest of it becomes a discarded record first.  The position of
- * the room, or -1.
+ * kernel's rule).  The position of the room, or -1.
  */
-static int64_t ring_claim(struct ringbuf *rb, uint64_t need, bool whole)
+static int64_t ring_claim(struct ringbuf *rb, uint64_t need)
 {
 	uint64_t prod = atomic_load_explicit(&rb->prod, memory_order_relaxed);
 	uint64_t cons = atomic_load_explicit(&rb->cons, memory_order_acquire);
-	uint64_t pad = 0, tail = rb->mask + 1 - (prod & rb->mask);
 
-	if (whole && need > tail)
-		pad = tail;
-	if (prod + pad + need - cons > rb->mask)
+	if (prod + need - cons > rb->mask)
 		return -1;
-	if (pad) {
-		uint32_t hdr[2] = { (uint32_t)(pad - RINGBUF_HDR_SZ) | RINGBUF_DISCARD, 0 };
-
-		ring_copy_in(rb, prod, hdr, sizeof(hdr));
-		prod += pad;
-	}
 	return (int64_t)prod;
 }
 
@@ -675,7 +669,7 @@ int __xbpf_ringbuf_output(struct xbpf_map *map, const void *data, uint64_t size,
 		return -EAGAIN;
 	need = RINGBUF_HDR_SZ + XBPF_ROUND_UP(size, 8);
 	xbpf_spin_lock(&rb->lock);
-	prod = ring_claim(rb, need, false);
+	prod = ring_claim(rb, need);
 	if (prod < 0) {
 		xbpf_spin_unlock(&rb->lock);
 		return -EAGAIN;
@@ -702,7 +696,7 @@ void *__xbpf_ringbuf_reserve(struct xbpf_map *map, uint64_t size, uint64_t flags
 	if (size > RINGBUF_MAX_RECORD || need > rb->mask + 1)
 		return NULL;
 	xbpf_spin_lock(&rb->lock);
-	prod = ring_claim(rb, need, true);
+	prod = ring_claim(rb, need);
 	if (prod < 0) {
 		xbpf_spin_unlock(&rb->lock);
 		return NULL;
@@ -710,7 +704,8 @@ void *__xbpf_ringbuf_reserve(struct xbpf_map *map, uint64_t size, uint64_t flags
 	/* Busy until committed: the consumer waits at it. */
 	atomic_store_explicit(ring_hdr(rb, (uint64_t)prod), (uint32_t)size | RINGBUF_BUSY,
 			      memory_order_relaxed);
-	atomic_store_explicit(ring_hdr(rb, (uint64_t)prod) + 1, 0, memory_order_relaxed);
+	atomic_store_explicit(ring_hdr(rb, (uint64_t)prod) + 1, (uint32_t)((uint64_t)prod & rb->mask),
+			      memory_order_relaxed);
 	atomic_store_explicit(&rb->prod, (uint64_t)prod + need, memory_order_release);
 	xbpf_spin_unlock(&rb->lock);
 	return rb->data + ((uint64_t)prod & rb->mask) + RINGBUF_HDR_SZ;
@@ -720,6 +715,13 @@ void __xbpf_ringbuf_commit(void *sample, bool discard)
 {
 	_Atomic uint32_t *hdr = (_Atomic uint32_t *)(void *)((uint8_t *)sample - RINGBUF_HDR_SZ);
 	uint32_t len = atomic_load_explicit(hdr, memory_order_relaxed) & ~RINGBUF_BUSY;
+	uint64_t off = atomic_load_explicit(hdr + 1, memory_order_relaxed);
+	struct ringbuf *rb = (struct ringbuf *)(void *)((uint8_t *)hdr - off - offsetof(struct ringbuf, data));
+	uint64_t end = off + RINGBUF_HDR_SZ + len;
+
+	/* The part written past the end of the ring, into the shadow, goes to its start. */
+	if (!discard && end > rb->mask + 1)
+		memcpy(rb->data, rb->data + rb->mask + 1, end - (rb->mask + 1));
 
 	/* Release: the record's bytes are visible before the consumer sees it done. */
 	atomic_store_explicit(hdr, len | (discard ? RINGBUF_DISCARD : 0), memory_order_release);
