@@ -68,6 +68,7 @@ static __noinline int xlb_select_real(struct xdp_md *ctx, struct xlb_pkt *pkt,
 	int syn = pkt->flow.proto == IPPROTO_TCP &&
 		  (pkt->tcp_flags & (TCP_FLAG_SYN | TCP_FLAG_ACK)) == TCP_FLAG_SYN;
 	int affinity = pkt->vip.affinity_s && !pkt->icmp_err;
+	int found = XLB_FOUND_STALE; /* not looked up: an insert looks first */
 	__u32 real = 0;
 	int ret;
 
@@ -80,10 +81,13 @@ static __noinline int xlb_select_real(struct xdp_md *ctx, struct xlb_pkt *pkt,
 			return FURTHER_PROCESSING;
 		}
 	}
-	if (use_lru && !syn && xlb_conn_lookup(pkt, cfg)) {
-		if (affinity && !xlb_affinity_lookup(pkt))
-			xlb_affinity_update(pkt);
-		return FURTHER_PROCESSING;
+	if (use_lru && !syn) {
+		found = xlb_conn_lookup(pkt, cfg);
+		if (found == XLB_FOUND_HIT) {
+			if (affinity && !xlb_affinity_lookup(pkt))
+				xlb_affinity_update(pkt);
+			return FURTHER_PROCESSING;
+		}
 	}
 	pkt->hash = xlb_flow_hash(&pkt->flow, pkt->vip.flags);
 	if (affinity) {
@@ -102,7 +106,7 @@ static __noinline int xlb_select_real(struct xdp_md *ctx, struct xlb_pkt *pkt,
 	}
 	pkt->real_num = real;
 	if (use_lru && !pkt->icmp_err)
-		xlb_conn_insert(pkt, cfg);
+		xlb_conn_insert(pkt, cfg, found);
 	return FURTHER_PROCESSING;
 }
 

@@ -35,7 +35,14 @@ static __always_inline __u8 xlb_conn_next_state(const struct xlb_pkt *pkt, __u8 
 	return state;
 }
 
-/* Connection-table lookup: on a hit, pkt->real_num and pkt->hash; 1 or 0. */
+/* What xlb_conn_lookup() found for the packet's flow. */
+enum xlb_conn_found {
+	XLB_FOUND_NONE = 0,  /* no entry: an insert needs no lookup first */
+	XLB_FOUND_HIT = 1,   /* pkt->real_num and pkt->hash set */
+	XLB_FOUND_STALE = 2, /* an entry without a real, or an expired UDP one */
+};
+
+/* Connection-table lookup: on a hit, pkt->real_num and pkt->hash. */
 static __noinline int xlb_conn_lookup(struct xlb_pkt *pkt, const struct xlb_config *cfg)
 {
 	struct xlb_conn *conn;
@@ -45,7 +52,7 @@ static __noinline int xlb_conn_lookup(struct xlb_pkt *pkt, const struct xlb_conf
 	conn = bpf_map_lookup_elem(&xlb_conns, &pkt->flow);
 	if (!conn || !conn->real_num) {
 		xlb_count_event(XLB_EV_LRU_MISS);
-		return 0;
+		return conn ? XLB_FOUND_STALE : XLB_FOUND_NONE;
 	}
 	if (pkt->flow.proto == IPPROTO_UDP) {
 		now = bpf_ktime_get_ns();
@@ -53,7 +60,7 @@ static __noinline int xlb_conn_lookup(struct xlb_pkt *pkt, const struct xlb_conf
 		if (now - conn->atime_ns > timeout) {
 			xlb_count_event(XLB_EV_UDP_EXPIRED);
 			xlb_count_event(XLB_EV_LRU_MISS);
-			return 0;
+			return XLB_FOUND_STALE;
 		}
 		conn->atime_ns = now;
 	}
@@ -66,7 +73,7 @@ static __noinline int xlb_conn_lookup(struct xlb_pkt *pkt, const struct xlb_conf
 	pkt->real_num = conn->real_num;
 	pkt->hash = conn->hash;
 	xlb_count_event(XLB_EV_LRU_HIT);
-	return 1;
+	return XLB_FOUND_HIT;
 }
 
 /* The flood guard: may this CPU insert one more flow in this second? */
@@ -99,18 +106,25 @@ static __always_inline int xlb_flood_ok(const struct xlb_config *cfg)
  * 5-tuple the table holds rewrites the entry in place (no new element: a
  * retransmitted SYN or a reused port costs a lookup, not an LRU insert);
  * a reader on another CPU meanwhile sees the old or the new real, both
- * whole words.  Flood guard: at most max_new_flows_per_sec inserts per CPU.
+ * whole words.  `found` is what xlb_conn_lookup() said (XLB_FOUND_STALE
+ * when it was not asked, as for a SYN): after XLB_FOUND_NONE the entry
+ * is inserted without a second lookup (hashing the 40-byte key and
+ * walking its bucket again), and one another CPU inserted meanwhile is
+ * kept (BPF_NOEXIST).  Flood guard: at most max_new_flows_per_sec
+ * inserts per CPU.
  */
-static __noinline void xlb_conn_insert(struct xlb_pkt *pkt, const struct xlb_config *cfg)
+static __noinline void xlb_conn_insert(struct xlb_pkt *pkt, const struct xlb_config *cfg,
+				       int found)
 {
-	struct xlb_conn conn = {}, *cur;
+	struct xlb_conn conn = {}, *cur = NULL;
 
 	conn.real_num = pkt->real_num;
 	conn.hash = pkt->hash;
 	conn.state = xlb_conn_next_state(pkt, XLB_CONN_NEW);
 	if (pkt->flow.proto == IPPROTO_UDP)
 		conn.atime_ns = bpf_ktime_get_ns();
-	cur = bpf_map_lookup_elem(&xlb_conns, &pkt->flow);
+	if (found != XLB_FOUND_NONE)
+		cur = bpf_map_lookup_elem(&xlb_conns, &pkt->flow);
 	if (cur) {
 		cur->real_num = conn.real_num;
 		cur->hash = conn.hash;
