@@ -4,8 +4,14 @@
  * picks a real (QUIC connection ID, the shared connection table, session
  * affinity, or the VIP's Maglev ring), encapsulates toward the real and
  * transmits; everything that is not for a VIP passes to the stack
- * untouched.  Built as many static __noinline subprograms (bpf-to-bpf
- * calls, at most five arguments), one header per job:
+ * untouched.  Built as static subprograms (bpf-to-bpf calls, at most five
+ * arguments), one header per job.  What every packet runs is inlined into
+ * three functions: the entry (parsing, the VIP filter and lookup: host
+ * traffic passes without a call), xlb_balance() (connection table, ring)
+ * and xlb_forward() (encapsulation), two calls per VIP packet instead of
+ * eleven: each costs a prologue, an epilogue and a return thunk.  Rarer
+ * steps (ICMP, fragments, QUIC, affinity, the ring pick and the insert of
+ * a new flow, too big) stay subprograms.
  *
  *   parse.h     Ethernet/VLAN, IPv4/IPv6 (+ fragment header), TCP/UDP
  *   vip.h       VIP lookup, VIP addresses, source allow-lists
@@ -22,6 +28,7 @@
  * entry counts a reason once and turns it into its verdict.  Maps:
  * xlb_maps.h; layouts and update rules: xlb_shared.h.
  */
+#define XLB_PARSE_INLINE /* parse.h: its steps inlined here */
 #include "xlb_consts.h"
 #include "xlb_maps.h"
 #include "stats.h"
@@ -60,8 +67,8 @@ static __noinline int xlb_ring_pick(struct xlb_pkt *pkt)
  * new flow, session affinity, then the ring.  Sets pkt->real_num and
  * pkt->hash (from the table entry on a hit: no rehash).
  */
-static __noinline int xlb_select_real(struct xdp_md *ctx, struct xlb_pkt *pkt,
-				      const struct xlb_config *cfg)
+static __always_inline int xlb_select_real(struct xdp_md *ctx, struct xlb_pkt *pkt,
+					   const struct xlb_config *cfg)
 {
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 	int use_lru = !(pkt->vip.flags & XLB_VIP_F_NO_LRU);
@@ -111,7 +118,7 @@ static __noinline int xlb_select_real(struct xdp_md *ctx, struct xlb_pkt *pkt,
 }
 
 /* Ethernet, IP, L4 into pkt; FURTHER_PROCESSING or -reason. */
-static __noinline int xlb_parse(struct xdp_md *ctx, struct xlb_pkt *pkt)
+static __always_inline int xlb_parse(struct xdp_md *ctx, struct xlb_pkt *pkt)
 {
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 	int ret;
@@ -134,15 +141,12 @@ static __noinline int xlb_parse(struct xdp_md *ctx, struct xlb_pkt *pkt)
 	return xlb_parse_l4(data, data_end, pkt);
 }
 
-/* A packet with ports (or an ICMP error's flow): its VIP and its real. */
+/* A packet with ports (or an ICMP error's flow) to pkt->vip: its real. */
 static __noinline int xlb_balance(struct xdp_md *ctx, struct xlb_pkt *pkt,
 				  const struct xlb_config *cfg)
 {
 	int ret;
 
-	ret = xlb_lookup_vip(pkt);
-	if (ret != FURTHER_PROCESSING)
-		return ret;
 	xlb_count_vip(pkt->vip.vip_num, pkt->frame_len);
 	if (pkt->vip.flags & XLB_VIP_F_LOCAL)
 		return -XLB_PASS_LOCAL_VIP;
@@ -161,7 +165,7 @@ static __noinline int xlb_balance(struct xdp_md *ctx, struct xlb_pkt *pkt,
 	return FURTHER_PROCESSING;
 }
 
-static __noinline int xlb_process(struct xdp_md *ctx, struct xlb_pkt *pkt)
+static __always_inline int xlb_process(struct xdp_md *ctx, struct xlb_pkt *pkt)
 {
 	const struct xlb_config *cfg;
 	__u32 zero = 0;
@@ -190,7 +194,10 @@ static __noinline int xlb_process(struct xdp_md *ctx, struct xlb_pkt *pkt)
 		if (ret == FURTHER_PROCESSING)
 			xlb_count_vip(pkt->vip.vip_num, pkt->frame_len);
 	} else {
-		ret = xlb_balance(ctx, pkt, cfg);
+		/* here, not in xlb_balance(): host traffic passes without a call */
+		ret = xlb_lookup_vip(pkt);
+		if (ret == FURTHER_PROCESSING)
+			ret = xlb_balance(ctx, pkt, cfg);
 	}
 	if (ret != FURTHER_PROCESSING)
 		return ret;

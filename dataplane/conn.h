@@ -43,7 +43,7 @@ enum xlb_conn_found {
 };
 
 /* Connection-table lookup: on a hit, pkt->real_num and pkt->hash. */
-static __noinline int xlb_conn_lookup(struct xlb_pkt *pkt, const struct xlb_config *cfg)
+static __always_inline int xlb_conn_lookup(struct xlb_pkt *pkt, const struct xlb_config *cfg)
 {
 	struct xlb_conn *conn;
 	__u64 now, timeout;

@@ -73,8 +73,9 @@ static __always_inline void xlb_outer6(struct xlb_ipv6hdr *ip6h, const struct xl
  * inner packet (from its IP header to the end of the frame) is left as
  * received; it may be as short as 21 bytes (a last fragment).
  */
-static __noinline int xlb_encap(struct xdp_md *ctx, struct xlb_pkt *pkt, const struct xlb_real *real,
-				const struct xlb_config *cfg, const struct xlb_iface *ifc)
+static __always_inline int xlb_encap(struct xdp_md *ctx, struct xlb_pkt *pkt,
+				     const struct xlb_real *real, const struct xlb_config *cfg,
+				     const struct xlb_iface *ifc)
 {
 	int gue = pkt->vip.encap == XLB_ENCAP_GUE, v6 = real->family == XLB_FAMILY_V6;
 	__u32 olen = xlb_outer_len(real->family, gue ? XLB_ENCAP_GUE : XLB_ENCAP_IP);

@@ -34,7 +34,7 @@ static __always_inline int xlb_is_vip_addr(const struct xlb_pkt *pkt)
 }
 
 /* (daddr, dport, proto), then the any-port VIP (daddr, 0, proto): pkt->vip. */
-static __noinline int xlb_lookup_vip(struct xlb_pkt *pkt)
+static __always_inline int xlb_lookup_vip(struct xlb_pkt *pkt)
 {
 	struct xlb_vip_key key = {};
 	struct xlb_vip_meta *meta;
