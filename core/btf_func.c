@@ -5,9 +5,11 @@
  * function with, after the kernel's btf_prepare_func_args(): int and enum
  * arguments are scalars, a pointer to the program type's context struct is
  * the context, any other pointer is memory of its target's size (or NULL),
- * and the function must return int or enum.  What the kernel cannot
- * type is kept as its errno and message, reported only if a global
- * function is verified.
+ * and the function must return int or enum.  An argument's "arg:" decl
+ * tags come first, as in the kernel: arg:ctx makes a pointer the context
+ * (void * or the program type's own struct), arg:nonnull makes memory that
+ * is never NULL.  What the kernel cannot type is kept as its errno and
+ * message, reported only if a global function is verified.
  */
 #include <linux/btf.h>
 #include <stdio.h>
@@ -144,6 +146,103 @@ static bool is_ctx_struct(enum xbpf_prog_type type, const char *name)
 	}
 }
 
+/* The context struct btf_validate_prog_ctx_type() wants an arg:ctx pointer to name; NULL: void * only. */
+static const char *canonical_ctx_struct(enum xbpf_prog_type type)
+{
+	switch (type) {
+	case XBPF_PROG_SOCKET_FILTER:
+	case XBPF_PROG_SCHED_CLS:
+	case XBPF_PROG_SCHED_ACT:
+		return "__sk_buff";
+	case XBPF_PROG_XDP:
+		return "xdp_md";
+	default:
+		return NULL;
+	}
+}
+
+enum arg_tag {
+	ARG_TAG_CTX = 1,
+	ARG_TAG_NONNULL = 2,
+};
+
+/*
+ * The "arg:" decl tags of argument arg of FUNC fn_id, as ARG_TAG_* bits;
+ * a tag the kernel knows but xlb does not type (trusted, untrusted,
+ * nullable, arena: kernel objects), or one nobody knows, fails.
+ */
+static int arg_tags(const struct xbpf_btf *btf, uint32_t fn_id, uint32_t arg, unsigned int *ret_tags,
+		    char *msg, size_t msg_len)
+{
+	static const char *const kernel_only[] = { "trusted", "untrusted", "nullable", "arena" };
+
+	*ret_tags = 0;
+	for (uint32_t id = 1; id <= btf->nr_types; id++) {
+		const struct btf_type *t = __xbpf_btf_type(btf, id);
+		const struct btf_decl_tag *dt = (const struct btf_decl_tag *)(t + 1);
+		const char *name;
+
+		if (BTF_INFO_KIND(t->info) != BTF_KIND_DECL_TAG || t->type != fn_id ||
+		    dt->component_idx != (int32_t)arg)
+			continue;
+		name = __xbpf_btf_str(btf, t->name_off);
+		if (!name || strncmp(name, "arg:", 4))
+			continue;
+		name += 4;
+		if (!strcmp(name, "ctx")) {
+			*ret_tags |= ARG_TAG_CTX;
+			continue;
+		}
+		if (!strcmp(name, "nonnull")) {
+			*ret_tags |= ARG_TAG_NONNULL;
+			continue;
+		}
+		for (size_t k = 0; k < sizeof(kernel_only) / sizeof(kernel_only[0]); k++)
+			if (!strcmp(name, kernel_only[k])) {
+				snprintf(msg, msg_len, "arg#%u tag 'arg:%s' (kernel objects) is not supported by xlb\n",
+					 arg, name);
+				return -EOPNOTSUPP;
+			}
+		snprintf(msg, msg_len, "arg#%u has unsupported set of tags\n", arg);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* btf_validate_prog_ctx_type(): an arg:ctx pointer is void * or to the program type's own struct. */
+static int check_ctx_tag(const struct xbpf_btf *btf, const struct btf_type *ptr, uint32_t arg,
+			 enum xbpf_prog_type type, char *msg, size_t msg_len)
+{
+	const struct btf_type *t = __xbpf_btf_type(btf, ptr->type);
+	const char *want = canonical_ctx_struct(type), *name;
+
+	/* qualifiers, but not typedefs: no context type of these program types is one */
+	for (int d = 0; t && d < MAX_DEPTH; d++) {
+		uint32_t k = BTF_INFO_KIND(t->info);
+
+		if (k != BTF_KIND_VOLATILE && k != BTF_KIND_CONST && k != BTF_KIND_RESTRICT &&
+		    k != BTF_KIND_TYPE_TAG)
+			break;
+		t = __xbpf_btf_type(btf, t->type);
+	}
+	if (!t)
+		return 0; /* void *ctx: always the context */
+	name = __xbpf_btf_str(btf, t->name_off);
+	if (!name || !*name) {
+		snprintf(msg, msg_len, "arg#%u type doesn't have a name\n", arg);
+		return -EINVAL;
+	}
+	if (!want) {
+		snprintf(msg, msg_len, "arg#%u should be void pointer\n", arg);
+		return -EINVAL;
+	}
+	if (BTF_INFO_KIND(t->info) != BTF_KIND_STRUCT || strcmp(name, want)) {
+		snprintf(msg, msg_len, "arg#%u should be `struct %s *`\n", arg, want);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* btf_resolve_size(): bytes of the type at id (arrays multiplied out). */
 static int resolve_size(const struct xbpf_btf *btf, uint32_t id, uint32_t *ret_size)
 {
@@ -227,15 +326,33 @@ int __xbpf_btf_func_sig(const struct xbpf_btf *btf, uint32_t type_id, enum xbpf_
 	sig->arg_cnt = (int)nargs;
 	for (uint32_t i = 0; i < nargs; i++) {
 		uint32_t ref_id = 0;
+		unsigned int tags;
+		int err;
 
+		err = arg_tags(btf, type_id, i, &tags, sig->err_msg, sizeof(sig->err_msg));
+		if (err) {
+			sig->err = err;
+			return 0;
+		}
 		t = __xbpf_btf_skip_mods(btf, params[i].type, NULL);
 		if (t && BTF_INFO_KIND(t->info) == BTF_KIND_PTR) {
 			const struct btf_type *ref = __xbpf_btf_skip_mods(btf, t->type, &ref_id);
 			const char *rname = ref ? __xbpf_btf_str(btf, ref->name_off) : "";
-			int err;
 
-			if (ref && (BTF_INFO_KIND(ref->info) == BTF_KIND_STRUCT) && rname &&
-			    is_ctx_struct(type, rname)) {
+			if ((tags & ARG_TAG_CTX) ||
+			    (ref && (BTF_INFO_KIND(ref->info) == BTF_KIND_STRUCT) && rname &&
+			     is_ctx_struct(type, rname))) {
+				if (tags & ~ARG_TAG_CTX) {
+					sig->err = -EINVAL;
+					snprintf(sig->err_msg, sizeof(sig->err_msg),
+						 "arg#%u has invalid combination of tags\n", i);
+					return 0;
+				}
+				if ((tags & ARG_TAG_CTX) &&
+				    (err = check_ctx_tag(btf, t, i, type, sig->err_msg, sizeof(sig->err_msg)))) {
+					sig->err = err;
+					return 0;
+				}
 				sig->args[i] = XBPF_FUNC_ARG_CTX;
 				continue;
 			}
@@ -247,8 +364,14 @@ int __xbpf_btf_func_sig(const struct xbpf_btf *btf, uint32_t type_id, enum xbpf_
 					 i, kind_str(ref), rname ? rname : "", err);
 				return 0;
 			}
-			sig->args[i] = XBPF_FUNC_ARG_MEM;
+			sig->args[i] = tags & ARG_TAG_NONNULL ? XBPF_FUNC_ARG_MEM_NONNULL : XBPF_FUNC_ARG_MEM;
 			continue;
+		}
+		if (tags) {
+			sig->err = -EINVAL;
+			snprintf(sig->err_msg, sizeof(sig->err_msg),
+				 "arg#%u has pointer tag, but is not a pointer type\n", i);
+			return 0;
 		}
 		if (is_scalar(t)) {
 			sig->args[i] = XBPF_FUNC_ARG_SCALAR;

@@ -122,6 +122,7 @@ enum xbpf_func_arg {
 	XBPF_FUNC_ARG_SCALAR = 1, /* int or enum */
 	XBPF_FUNC_ARG_CTX,	  /* pointer to the program type's context struct */
 	XBPF_FUNC_ARG_MEM,	  /* pointer to mem_size bytes, or NULL */
+	XBPF_FUNC_ARG_MEM_NONNULL, /* pointer to mem_size bytes, never NULL (arg:nonnull) */
 };
 
 /*

@@ -637,12 +637,22 @@ static int check_global_args(struct xv_env *env, const struct xbpf_func_sig *sig
 			}
 			break;
 		case XBPF_FUNC_ARG_MEM:
+		case XBPF_FUNC_ARG_MEM_NONNULL:
 			if (reg->type != SCALAR_VALUE && reg->type != PTR_TO_STACK && !is_pkt(reg) &&
 			    reg->type != PTR_TO_MAP_VALUE && reg->type != PTR_TO_MEM &&
 			    (err = xv_check_ptr_off_reg(env, reg, regno, false)))
 				return err;
+			if (sig->args[a] == XBPF_FUNC_ARG_MEM_NONNULL && reg->type == SCALAR_VALUE &&
+			    xv_reg_is_const(reg) && reg->var_off.value == 0) {
+				xv_err(env, "arg#%d is expected to be non-NULL\n", a);
+				return -EINVAL;
+			}
 			if (check_mem_arg(env, regno, sig->mem_size[a]))
 				return -EINVAL;
+			if (sig->args[a] == XBPF_FUNC_ARG_MEM_NONNULL && xv_type_may_be_null(reg->type)) {
+				xv_err(env, "arg#%d is expected to be non-NULL\n", a);
+				return -EINVAL;
+			}
 			break;
 		}
 	}

@@ -97,6 +97,10 @@ static int init_state(struct xv_env *env, int subprog)
 			reg->mem_size = sig->mem_size[a];
 			reg->id = ++env->id_gen;
 			break;
+		case XBPF_FUNC_ARG_MEM_NONNULL:
+			mark_ptr(reg, PTR_TO_MEM);
+			reg->mem_size = sig->mem_size[a];
+			break;
 		}
 	}
 	return 0;
