@@ -9,9 +9,11 @@
  * three functions: the entry (parsing, the VIP filter and lookup: host
  * traffic passes without a call), xlb_balance() (connection table, ring)
  * and xlb_forward() (encapsulation), two calls per VIP packet instead of
- * eleven: each costs a prologue, an epilogue and a return thunk.  Rarer
- * steps (ICMP, fragments, QUIC, affinity, the ring pick and the insert of
- * a new flow, too big) stay subprograms.
+ * eleven: each costs a prologue, an epilogue and a return thunk.  A new
+ * flow's hash (xlb_flow_hash_words(), xlb_shared.h: only when the table
+ * has no entry) and ring pick are inlined too; rarer steps (ICMP,
+ * fragments, QUIC, affinity, the insert of a new flow, too big) stay
+ * subprograms.
  *
  *   parse.h     Ethernet/VLAN, IPv4/IPv6 (+ fragment header), TCP/UDP
  *   vip.h       VIP lookup, VIP addresses, source allow-lists
@@ -19,7 +21,6 @@
  *   conn.h      connection table, session affinity
  *   quic.h      QUIC server ids from the connection ID
  *   frag.h      fragments: the first balanced, the later ones follow
- *   hash.h      the flow hash (only when the table has no entry)
  *   tx.h        interface settings, too big, encapsulation, XDP_TX/redirect
  *   icmp_gen.h  the ICMP "fragmentation needed" / "packet too big" it sends
  *   stats.h     counters, each on a map fixed at its call site
@@ -34,7 +35,6 @@
 #include "stats.h"
 #include "parse.h"
 #include "vip.h"
-#include "hash.h"
 #include "conn.h"
 #include "quic.h"
 #include "frag.h"
@@ -48,7 +48,7 @@ const volatile __u8 xlb_enable_icmp = 1;
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* Index the VIP's active ring half with pkt->hash; a real_num or -reason. */
-static __noinline int xlb_ring_pick(struct xlb_pkt *pkt)
+static __always_inline int xlb_ring_pick(struct xlb_pkt *pkt)
 {
 	__u32 vip = pkt->vip.vip_num, half = pkt->vip.ring_half & 1, key;
 	__u32 *real;
@@ -84,7 +84,7 @@ static __always_inline int xlb_select_real(struct xdp_md *ctx, struct xlb_pkt *p
 		real = xlb_quic_real(data, data_end, pkt);
 		if (real) {
 			pkt->real_num = real;
-			pkt->hash = xlb_flow_hash(&pkt->flow, pkt->vip.flags);
+			pkt->hash = xlb_flow_hash_words(&pkt->flow, pkt->vip.flags);
 			return FURTHER_PROCESSING;
 		}
 	}
@@ -96,7 +96,7 @@ static __always_inline int xlb_select_real(struct xdp_md *ctx, struct xlb_pkt *p
 			return FURTHER_PROCESSING;
 		}
 	}
-	pkt->hash = xlb_flow_hash(&pkt->flow, pkt->vip.flags);
+	pkt->hash = xlb_flow_hash_words(&pkt->flow, pkt->vip.flags);
 	if (affinity) {
 		real = xlb_affinity_lookup(pkt);
 		if (real)

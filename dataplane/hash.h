@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hash.h - the balancer's flow hash subprogram.  The function itself is
- * xlb_flow_hash_words() in xlb_shared.h, specified there exactly so tests
- * and control recompute it.  It runs only when a flow has no connection-
- * table entry (the entry keeps the hash for the outer headers).
+ * hash.h - the flow hash as a subprogram, for the healthcheck program.
+ * The function itself is xlb_flow_hash_words() in xlb_shared.h, specified
+ * there exactly so tests and control recompute it; the balancer inlines
+ * it where a flow has no connection-table entry (the entry keeps the hash
+ * for the outer headers).
  */
 #ifndef XLB_HASH_H
 #define XLB_HASH_H
