@@ -233,17 +233,103 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 	X(LE16) X(LE32) X(LE64) X(BE16) X(BE32) X(BE64)                                          \
 	X(CALL_HELPER) X(CALL_LOCAL) X(LOOKUP_ARRAY) X(TAIL_CALL) X(CALL_CALLBACK)
 
-/* Handler numbers: the generic one of every opcode, then the special ones. */
+/*
+ * Register families: the forms most programs spend their time in get one
+ * handler per destination register, which names it, so that the BPF
+ * registers live in C locals (machine registers) instead of an array every
+ * instruction goes through memory for (through memory, every value one
+ * instruction hands the next waits for store forwarding, several cycles per
+ * hop; that was most of the interpreter's time).
+ *
+ * FK(NAME, SHAPE, A): a K form or one-register opcode; its handler
+ * L_<NAME>_<d> for r<d> has shape H_<SHAPE> (below).  FX(NAME, SHAPE, A):
+ * an X form, run in two steps: the slot's handler FETCH_<s> copies r<s> into
+ * the local `src` and jumps to L_<NAME>_<d>, whose offset from FETCH_0 the
+ * decoder put in the slot's imm (no X form uses imm).  One handler per
+ * register rather than per register pair keeps the function small enough
+ * for compilers (11 per form, not 121).  Every other opcode runs its
+ * generic handler, over the registers spilled to an array.
+ */
+#define REG_FAMILIES(FX, FK)                                                                       \
+	FX(ALU64_ADD_X, ALU64X, +) FX(ALU64_SUB_X, ALU64X, -) FX(ALU64_MUL_X, ALU64X, *)         \
+	FX(ALU64_OR_X, ALU64X, |) FX(ALU64_AND_X, ALU64X, &) FX(ALU64_XOR_X, ALU64X, ^)          \
+	FX(ALU64_LSH_X, SHIFT64X, <<) FX(ALU64_RSH_X, SHIFT64X, >>) FX(ALU64_ARSH_X, ARSH64X, _) \
+	FX(ALU64_MOV_X, MOV64X, _)                                                               \
+	FX(ALU32_ADD_X, ALU32X, +) FX(ALU32_SUB_X, ALU32X, -) FX(ALU32_MUL_X, ALU32X, *)         \
+	FX(ALU32_OR_X, ALU32X, |) FX(ALU32_AND_X, ALU32X, &) FX(ALU32_XOR_X, ALU32X, ^)          \
+	FX(ALU32_LSH_X, SHIFT32X, <<) FX(ALU32_RSH_X, SHIFT32X, >>) FX(ALU32_MOV_X, MOV32X, _)   \
+	FX(LDX_B, LDX, uint8_t) FX(LDX_H, LDX, uint16_t) FX(LDX_W, LDX, uint32_t)                \
+	FX(LDX_DW, LDX, uint64_t) FX(STX_B, STX, uint8_t) FX(STX_H, STX, uint16_t)               \
+	FX(STX_W, STX, uint32_t) FX(STX_DW, STX, uint64_t)                                       \
+	FX(JMP64_JEQ_X, JX64, ==) FX(JMP64_JNE_X, JX64, !=) FX(JMP64_JGT_X, JX64, >)            \
+	FX(JMP64_JGE_X, JX64, >=) FX(JMP64_JLT_X, JX64, <) FX(JMP64_JLE_X, JX64, <=)             \
+	FX(JMP64_JSGT_X, JSX64, >) FX(JMP64_JSGE_X, JSX64, >=) FX(JMP64_JSLT_X, JSX64, <)        \
+	FX(JMP64_JSLE_X, JSX64, <=) FX(JMP64_JSET_X, JX64, &)                                    \
+	FX(JMP32_JEQ_X, JX32, ==) FX(JMP32_JNE_X, JX32, !=) FX(JMP32_JGT_X, JX32, >)            \
+	FX(JMP32_JGE_X, JX32, >=) FX(JMP32_JLT_X, JX32, <) FX(JMP32_JLE_X, JX32, <=)             \
+	FK(ALU64_ADD_K, ALU64K, +) FK(ALU64_SUB_K, ALU64K, -) FK(ALU64_MUL_K, ALU64K, *)         \
+	FK(ALU64_OR_K, ALU64K, |) FK(ALU64_AND_K, ALU64K, &) FK(ALU64_XOR_K, ALU64K, ^)          \
+	FK(ALU64_LSH_K, ALU64K, <<) FK(ALU64_RSH_K, ALU64K, >>) FK(ALU64_ARSH_K, ARSH64K, _)    \
+	FK(ALU64_MOV_K, MOV64K, _) FK(ALU64_NEG, NEG64, _)                                       \
+	FK(ALU32_ADD_K, ALU32K, +) FK(ALU32_SUB_K, ALU32K, -) FK(ALU32_MUL_K, ALU32K, *)         \
+	FK(ALU32_OR_K, ALU32K, |) FK(ALU32_AND_K, ALU32K, &) FK(ALU32_XOR_K, ALU32K, ^)          \
+	FK(ALU32_LSH_K, ALU32K, <<) FK(ALU32_RSH_K, ALU32K, >>) FK(ALU32_ARSH_K, ARSH32K, _)    \
+	FK(ALU32_MOV_K, MOV32K, _)                                                               \
+	FK(ST_B, ST, uint8_t) FK(ST_H, ST, uint16_t) FK(ST_W, ST, uint32_t) FK(ST_DW, ST, uint64_t) \
+	FK(LD_IMM64, LDIMM64, _)                                                                 \
+	FK(JMP64_JEQ_K, JK64, ==) FK(JMP64_JNE_K, JK64, !=) FK(JMP64_JGT_K, JK64, >)            \
+	FK(JMP64_JGE_K, JK64, >=) FK(JMP64_JLT_K, JK64, <) FK(JMP64_JLE_K, JK64, <=)             \
+	FK(JMP64_JSGT_K, JSK64, >) FK(JMP64_JSGE_K, JSK64, >=) FK(JMP64_JSLT_K, JSK64, <)        \
+	FK(JMP64_JSLE_K, JSK64, <=) FK(JMP64_JSET_K, JK64, &)                                    \
+	FK(JMP32_JEQ_K, JK32, ==) FK(JMP32_JNE_K, JK32, !=) FK(JMP32_JGT_K, JK32, >)            \
+	FK(JMP32_JGE_K, JK32, >=) FK(JMP32_JLT_K, JK32, <) FK(JMP32_JLE_K, JK32, <=)             \
+	FK(JMP32_JSGT_K, JSK32, >) FK(JMP32_JSGE_K, JSK32, >=) FK(JMP32_JSLT_K, JSK32, <)        \
+	FK(JMP32_JSLE_K, JSK32, <=) FK(JMP32_JSET_K, JK32, &)                                    \
+	FK(BE16, BSWAP, 16) FK(BE32, BSWAP, 32) FK(BE64, BSWAP, 64)                               \
+	FK(LE16, ZEXT, uint16_t) FK(LE32, ZEXT, uint32_t)
+
+/*
+ * The X forms frequent enough to be worth a handler per register pair
+ * (L_<NAME>_<d>_<s>, shape H_<SHAPE>), saving their fetch step: register
+ * moves are a sixth of what the seeds' programs run.
+ */
+#define PAIR_FAMILIES(FP) FP(ALU64_MOV_X, MOV64P, _)
+
+/* M(r, ...) for each BPF register; M(s, d, ...) for each pair. */
+#define EACH_REG(M, ...)                                                                           \
+	M(0, __VA_ARGS__) M(1, __VA_ARGS__) M(2, __VA_ARGS__) M(3, __VA_ARGS__)                   \
+	M(4, __VA_ARGS__) M(5, __VA_ARGS__) M(6, __VA_ARGS__) M(7, __VA_ARGS__)                   \
+	M(8, __VA_ARGS__) M(9, __VA_ARGS__) M(10, __VA_ARGS__)
+#define EACH_SRC_OF(d, M, ...)                                                                     \
+	M(0, d, __VA_ARGS__) M(1, d, __VA_ARGS__) M(2, d, __VA_ARGS__) M(3, d, __VA_ARGS__)       \
+	M(4, d, __VA_ARGS__) M(5, d, __VA_ARGS__) M(6, d, __VA_ARGS__) M(7, d, __VA_ARGS__)       \
+	M(8, d, __VA_ARGS__) M(9, d, __VA_ARGS__) M(10, d, __VA_ARGS__)
+#define EACH_PAIR(M, ...) EACH_REG(EACH_SRC_OF, M, __VA_ARGS__)
+
+/*
+ * Handler numbers: the generic one of every opcode, the special ones, the
+ * source fetches, then each family's 11 (r0's first).
+ */
 enum interp_op {
 #define OPCODE_OP(CODE, NAME, MN, FMT, SIZE, IS64, SRC) OP_##NAME,
 #define SPECIAL_OP(NAME) OP_##NAME,
+#define FAMILY_OP(NAME, SHAPE, A) OP_R_##NAME, OP_R_##NAME##_last = OP_R_##NAME + XBPF_MAX_REG - 1,
+#define PAIR_OP(NAME, SHAPE, A) OP_P_##NAME, OP_P_##NAME##_last = OP_P_##NAME + XBPF_MAX_REG * XBPF_MAX_REG - 1,
 	XBPF_OPCODES(OPCODE_OP)
 	SPECIAL_OPS(SPECIAL_OP)
+	OP_FETCH, /* r0's; r<s>'s is OP_FETCH + s */
+	OP_FETCH_last = OP_FETCH + XBPF_MAX_REG - 1,
+	REG_FAMILIES(FAMILY_OP, FAMILY_OP)
+	PAIR_FAMILIES(PAIR_OP)
 	OP_invalid,
 	OP_CNT
 #undef OPCODE_OP
 #undef SPECIAL_OP
+#undef FAMILY_OP
+#undef PAIR_OP
 };
+
+enum family_kind { FAMILY_NONE, FAMILY_X, FAMILY_K, FAMILY_PAIR };
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverride-init"
@@ -257,6 +343,21 @@ static const uint16_t opcode_op[256] = {
 #define OPCODE_ENTRY(CODE, NAME, MN, FMT, SIZE, IS64, SRC) [CODE] = OP_##NAME,
 	XBPF_OPCODES(OPCODE_ENTRY)
 #undef OPCODE_ENTRY
+};
+
+/* The register family of a generic handler, if it has one: its r0 handler and its kind. */
+static const struct reg_family {
+	uint16_t first;
+	uint8_t kind;
+} reg_family[OP_CNT] = {
+#define FAMILY_X_ENTRY(NAME, SHAPE, A) [OP_##NAME] = { OP_R_##NAME, FAMILY_X },
+#define FAMILY_K_ENTRY(NAME, SHAPE, A) [OP_##NAME] = { OP_R_##NAME, FAMILY_K },
+#define FAMILY_PAIR_ENTRY(NAME, SHAPE, A) [OP_##NAME] = { OP_P_##NAME, FAMILY_PAIR },
+	REG_FAMILIES(FAMILY_X_ENTRY, FAMILY_K_ENTRY)
+	PAIR_FAMILIES(FAMILY_PAIR_ENTRY)
+#undef FAMILY_X_ENTRY
+#undef FAMILY_K_ENTRY
+#undef FAMILY_PAIR_ENTRY
 };
 
 #pragma GCC diagnostic pop
@@ -352,11 +453,36 @@ static enum interp_op decode_one(const struct xbpf_exec_prog *prog, uint32_t idx
 	return opcode_op[insn->code];
 }
 
+/*
+ * The handlers of a slot decoded to op: the slot's own, and for an X form
+ * of a register family the one its source fetch jumps to (else OP_CNT).
+ */
+static void specialise(enum interp_op op, const struct interp_insn *insn, uint16_t *first,
+		       uint16_t *second)
+{
+	const struct reg_family *f = &reg_family[op];
+
+	*first = (uint16_t)op;
+	*second = OP_CNT;
+	if (f->kind == FAMILY_NONE || insn->dst >= XBPF_MAX_REG || insn->src >= XBPF_MAX_REG)
+		return;
+	if (f->kind == FAMILY_K) {
+		*first = (uint16_t)(f->first + insn->dst);
+		return;
+	}
+	if (f->kind == FAMILY_PAIR) {
+		*first = (uint16_t)(f->first + insn->dst * XBPF_MAX_REG + insn->src);
+		return;
+	}
+	*first = (uint16_t)(OP_FETCH + insn->src);
+	*second = (uint16_t)(f->first + insn->dst);
+}
+
 int __xbpf_interp_prepare(const struct xbpf_exec_prog *prog, struct xbpf_interp_code **ret)
 {
 	const void *const *handlers;
 	struct xbpf_interp_code *c;
-	uint16_t *ops; /* each slot's handler */
+	uint16_t(*ops)[2]; /* each slot's handler, and its second step's */
 
 	*ret = NULL;
 	if (!prog->insn_cnt)
@@ -376,19 +502,25 @@ int __xbpf_interp_prepare(const struct xbpf_exec_prog *prog, struct xbpf_interp_
 	c->prog = prog;
 	c->main_frame = __xbpf_interp_frame_size(prog, 0);
 	for (uint32_t i = 0; i < prog->insn_cnt; i++) {
-		ops[i] = (uint16_t)decode_one(prog, i, &c->insns[i]);
-		if (ops[i] == OP_LD_IMM64) {
+		enum interp_op op = decode_one(prog, i, &c->insns[i]);
+
+		specialise(op, &c->insns[i], &ops[i][0], &ops[i][1]);
+		if (op == OP_LD_IMM64) {
 			i++;
 			c->insns[i].imm64 = (uint32_t)prog->insns[i - 1].imm |
 					    (uint64_t)(uint32_t)prog->insns[i].imm << 32;
 			/* A callback's address is, to the interpreter, its first slot. */
 			if (prog->insns[i - 1].src_reg == XBPF_PSEUDO_FUNC)
 				c->insns[i].imm64 = (uint64_t)((int64_t)i + prog->insns[i - 1].imm);
-			ops[i] = OP_invalid; /* never a jump target (vm.c checked) */
+			ops[i][0] = OP_invalid; /* never a jump target (vm.c checked) */
+			ops[i][1] = OP_CNT;
 		}
 	}
-	for (uint32_t i = 0; i < prog->insn_cnt; i++)
-		c->insns[i].op = handlers[ops[i]];
+	for (uint32_t i = 0; i < prog->insn_cnt; i++) {
+		c->insns[i].op = handlers[ops[i][0]];
+		if (ops[i][1] != OP_CNT)
+			c->insns[i].imm = (int32_t)((intptr_t)handlers[ops[i][1]] - (intptr_t)handlers[OP_FETCH]);
+	}
 	free(ops);
 	*ret = c;
 	return 0;
@@ -407,8 +539,8 @@ void __xbpf_interp_code_free(struct xbpf_interp_code *code)
 /*
  * Handler tables, in interp_op order: the generic handler of opcode NAME is
  * L_NAME; in the budget table, those of the jumps (JA and JCOND formats)
- * and the special handlers that may jump start at B_NAME, which spends the
- * budget and falls through into L_NAME.
+ * and of the register families' jump shapes start at B_NAME, which spends
+ * the budget and falls through into L_NAME.
  */
 #define PLAIN_ENTRY(CODE, NAME, MN, FMT, SIZE, IS64, SRC) &&L_##NAME,
 #define BUDGET_ENTRY(CODE, NAME, MN, FMT, SIZE, IS64, SRC) BUDGET_##FMT(NAME),
@@ -426,73 +558,165 @@ void __xbpf_interp_code_free(struct xbpf_interp_code *code)
 #define BUDGET_CALL(NAME) &&L_##NAME
 #define BUDGET_EXIT(NAME) &&L_##NAME
 
-#define DST reg[pc->dst]
-#define SRC reg[pc->src]
+#define FETCH_ENTRY(s, _) &&L_FETCH_##s,
+#define FAMILY_PLAIN_ENTRY(d, NAME) &&L_##NAME##_##d,
+#define FAMILY_BUDGET_ENTRY(d, NAME) &&B_##NAME##_##d,
+#define FAMILY_PLAIN(NAME, SHAPE, A) EACH_REG(FAMILY_PLAIN_ENTRY, NAME)
+#define PAIR_ENTRY(s, d, NAME) &&L_##NAME##_##d##_##s,
+#define PAIR_PLAIN(NAME, SHAPE, A) EACH_PAIR(PAIR_ENTRY, NAME)
+#define FAMILY_BUDGET(NAME, SHAPE, A) EACH_REG(SHAPE_##SHAPE##_ENTRY, NAME)
+/* Only the jump shapes have budget entries. */
+#define SHAPE_ALU64X_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_SHIFT64X_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_ARSH64X_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_MOV64X_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_ALU32X_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_SHIFT32X_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_MOV32X_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_LDX_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_STX_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_ALU64K_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_ARSH64K_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_MOV64K_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_NEG64_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_ALU32K_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_ARSH32K_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_MOV32K_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_ST_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_LDIMM64_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_BSWAP_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_ZEXT_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_JX64_ENTRY FAMILY_BUDGET_ENTRY
+#define SHAPE_JSX64_ENTRY FAMILY_BUDGET_ENTRY
+#define SHAPE_JX32_ENTRY FAMILY_BUDGET_ENTRY
+#define SHAPE_JK64_ENTRY FAMILY_BUDGET_ENTRY
+#define SHAPE_JSK64_ENTRY FAMILY_BUDGET_ENTRY
+#define SHAPE_JK32_ENTRY FAMILY_BUDGET_ENTRY
+#define SHAPE_JSK32_ENTRY FAMILY_BUDGET_ENTRY
+
 #define IMM ((uint64_t)(int64_t)pc->imm)
 #define IMM32 ((uint32_t)pc->imm)
 #define ADDR(base) ((base) + (int64_t)pc->off)
 
+/* Fast handlers (the registers in r0..r10): */
 #define DISPATCH() goto *pc->op
 #define NEXT()                                                                                     \
 	do {                                                                                       \
 		pc++;                                                                              \
 		DISPATCH();                                                                        \
 	} while (0)
+
+/* Generic handlers: entered through GENERIC() (registers spilled to reg[]), left through these. */
+#define DST reg[pc->dst]
+#define SRC reg[pc->src]
+#define SPILL_ONE(n, _) reg[n] = r##n;
+#define RELOAD_ONE(n, _) r##n = reg[n];
+#define GENERIC(NAME)                                                                              \
+	L_##NAME : EACH_REG(SPILL_ONE, _)
+#define G_DISPATCH() goto reload
+#define G_NEXT()                                                                                   \
+	do {                                                                                       \
+		pc++;                                                                              \
+		G_DISPATCH();                                                                      \
+	} while (0)
+
 #define FAULT(err)                                                                                 \
 	do {                                                                                       \
 		*ret_err = (err);                                                                  \
 		return 0;                                                                          \
 	} while (0)
 /* Entry of a jump handler in unverified programs: spend one unit of the budget. */
-#define BUDGET(NAME)                                                                               \
-	B_##NAME : if (__builtin_expect(!--budget, 0)) FAULT(-ELOOP);                              \
-	L_##NAME:
+#define SPEND_BUDGET(NAME) B_##NAME : if (__builtin_expect(!--budget, 0)) FAULT(-ELOOP);
+#define BUDGET(NAME) SPEND_BUDGET(NAME) GENERIC(NAME)
+
+/* The register families' handlers, H_<SHAPE>(d, NAME, A); X forms find r<s> in src. */
+#define H_ALU64X(d, NAME, OP) L_##NAME##_##d : r##d = r##d OP src; NEXT();
+#define H_SHIFT64X(d, NAME, OP) L_##NAME##_##d : r##d = r##d OP(src & 63); NEXT();
+#define H_ARSH64X(d, NAME, _) L_##NAME##_##d : r##d = (uint64_t)((int64_t)r##d >> (src & 63)); NEXT();
+#define H_MOV64X(d, NAME, _) L_##NAME##_##d : r##d = src; NEXT();
+#define H_ALU32X(d, NAME, OP) L_##NAME##_##d : r##d = (uint32_t)((uint32_t)r##d OP(uint32_t) src); NEXT();
+#define H_SHIFT32X(d, NAME, OP) L_##NAME##_##d : r##d = (uint32_t)((uint32_t)r##d OP(src & 31)); NEXT();
+#define H_MOV32X(d, NAME, _) L_##NAME##_##d : r##d = (uint32_t)src; NEXT();
+#define H_LDX(d, NAME, T) L_##NAME##_##d : r##d = LOAD(T, ADDR(src)); NEXT();
+#define H_STX(d, NAME, T) L_##NAME##_##d : STORE(T, ADDR(r##d), src); NEXT();
+#define H_JUMP_IF(LABEL, COND)                                                                     \
+	SPEND_BUDGET(LABEL)                                                                        \
+	L_##LABEL : if (COND) pc += pc->off;                                                       \
+	NEXT();
+#define H_JX64(d, NAME, OP) H_JUMP_IF(NAME##_##d, r##d OP src)
+#define H_JSX64(d, NAME, OP) H_JUMP_IF(NAME##_##d, (int64_t)r##d OP(int64_t) src)
+#define H_JX32(d, NAME, OP) H_JUMP_IF(NAME##_##d, (uint32_t)r##d OP(uint32_t) src)
+#define H_ALU64K(d, NAME, OP) L_##NAME##_##d : r##d = r##d OP IMM; NEXT();
+#define H_ARSH64K(d, NAME, _) L_##NAME##_##d : r##d = (uint64_t)((int64_t)r##d >> IMM); NEXT();
+#define H_MOV64K(d, NAME, _) L_##NAME##_##d : r##d = IMM; NEXT();
+#define H_NEG64(d, NAME, _) L_##NAME##_##d : r##d = -r##d; NEXT();
+#define H_ALU32K(d, NAME, OP) L_##NAME##_##d : r##d = (uint32_t)((uint32_t)r##d OP IMM32); NEXT();
+#define H_ARSH32K(d, NAME, _) L_##NAME##_##d : r##d = (uint32_t)((int32_t)r##d >> IMM32); NEXT();
+#define H_MOV32K(d, NAME, _) L_##NAME##_##d : r##d = IMM32; NEXT();
+#define H_ST(d, NAME, T) L_##NAME##_##d : STORE(T, ADDR(r##d), IMM); NEXT();
+#define H_LDIMM64(d, NAME, _)                                                                      \
+	L_##NAME##_##d : r##d = pc[1].imm64;                                                       \
+	pc += 2;                                                                                   \
+	DISPATCH();
+#define H_BSWAP(d, NAME, W) L_##NAME##_##d : r##d = __builtin_bswap##W((uint##W##_t)r##d); NEXT();
+#define H_ZEXT(d, NAME, T) L_##NAME##_##d : r##d = (T)r##d; NEXT();
+#define H_JK64(d, NAME, OP) H_JUMP_IF(NAME##_##d, r##d OP IMM)
+#define H_JSK64(d, NAME, OP) H_JUMP_IF(NAME##_##d, (int64_t)r##d OP(int64_t) IMM)
+#define H_JK32(d, NAME, OP) H_JUMP_IF(NAME##_##d, (uint32_t)r##d OP IMM32)
+#define H_JSK32(d, NAME, OP) H_JUMP_IF(NAME##_##d, (int32_t)r##d OP(int32_t) IMM32)
+#define FAMILY_HANDLERS(NAME, SHAPE, A) EACH_REG(H_##SHAPE, NAME, A)
+#define H_MOV64P(s, d, NAME, _) L_##NAME##_##d##_##s : r##d = r##s; NEXT();
+#define PAIR_HANDLERS(NAME, SHAPE, A) EACH_PAIR(H_##SHAPE, NAME, A)
+/* An X form's first step: r<s> into src, on to the handler the slot's imm names. */
+#define H_FETCH(s, _)                                                                              \
+	L_FETCH_##s : src = r##s;                                                                  \
+	goto *(const void *)((uintptr_t)&&L_FETCH_0 + (intptr_t)pc->imm);
 
 #define ALU_BIN(NAME, OP)                                                                          \
-	L_ALU64_##NAME##_X : DST = DST OP SRC;                                                     \
-	NEXT();                                                                                    \
-	L_ALU64_##NAME##_K : DST = DST OP IMM;                                                     \
-	NEXT();                                                                                    \
-	L_ALU32_##NAME##_X : DST = (uint32_t)((uint32_t)DST OP(uint32_t) SRC);                     \
-	NEXT();                                                                                    \
-	L_ALU32_##NAME##_K : DST = (uint32_t)((uint32_t)DST OP IMM32);                             \
-	NEXT();
+	GENERIC(ALU64_##NAME##_X) DST = DST OP SRC;                                                \
+	G_NEXT();                                                                                  \
+	GENERIC(ALU64_##NAME##_K) DST = DST OP IMM;                                                \
+	G_NEXT();                                                                                  \
+	GENERIC(ALU32_##NAME##_X) DST = (uint32_t)((uint32_t)DST OP(uint32_t) SRC);                \
+	G_NEXT();                                                                                  \
+	GENERIC(ALU32_##NAME##_K) DST = (uint32_t)((uint32_t)DST OP IMM32);                        \
+	G_NEXT();
 
 /* K forms: the decoder masked the count already. */
 #define ALU_SHIFT(NAME, OP)                                                                        \
-	L_ALU64_##NAME##_X : DST = DST OP(SRC & 63);                                               \
-	NEXT();                                                                                    \
-	L_ALU64_##NAME##_K : DST = DST OP IMM;                                                     \
-	NEXT();                                                                                    \
-	L_ALU32_##NAME##_X : DST = (uint32_t)((uint32_t)DST OP(SRC & 31));                         \
-	NEXT();                                                                                    \
-	L_ALU32_##NAME##_K : DST = (uint32_t)((uint32_t)DST OP IMM32);                             \
-	NEXT();
+	GENERIC(ALU64_##NAME##_X) DST = DST OP(SRC & 63);                                          \
+	G_NEXT();                                                                                  \
+	GENERIC(ALU64_##NAME##_K) DST = DST OP IMM;                                                \
+	G_NEXT();                                                                                  \
+	GENERIC(ALU32_##NAME##_X) DST = (uint32_t)((uint32_t)DST OP(SRC & 31));                    \
+	G_NEXT();                                                                                  \
+	GENERIC(ALU32_##NAME##_K) DST = (uint32_t)((uint32_t)DST OP IMM32);                        \
+	G_NEXT();
 
 #define JCOND(NAME, OP, T64, T32)                                                                  \
 	BUDGET(JMP64_##NAME##_X) if ((T64)DST OP(T64) SRC) pc += pc->off;                          \
-	NEXT();                                                                                    \
+	G_NEXT();                                                                                  \
 	BUDGET(JMP64_##NAME##_K) if ((T64)DST OP(T64) IMM) pc += pc->off;                          \
-	NEXT();                                                                                    \
+	G_NEXT();                                                                                  \
 	BUDGET(JMP32_##NAME##_X) if ((T32)DST OP(T32) SRC) pc += pc->off;                          \
-	NEXT();                                                                                    \
+	G_NEXT();                                                                                  \
 	BUDGET(JMP32_##NAME##_K) if ((T32)DST OP(T32) IMM) pc += pc->off;                          \
-	NEXT();
+	G_NEXT();
 
 #define LDX(NAME, T)                                                                               \
-	L_LDX_##NAME : DST = LOAD(T, ADDR(SRC));                                                   \
-	NEXT();
+	GENERIC(LDX_##NAME) DST = LOAD(T, ADDR(SRC));                                              \
+	G_NEXT();
 #define LDXS(NAME, T)                                                                              \
-	L_LDX_S##NAME : DST = (uint64_t)(int64_t)LOAD(T, ADDR(SRC));                               \
-	NEXT();
+	GENERIC(LDX_S##NAME) DST = (uint64_t)(int64_t)LOAD(T, ADDR(SRC));                          \
+	G_NEXT();
 #define ST(NAME, T)                                                                                \
-	L_ST_##NAME : STORE(T, ADDR(DST), IMM);                                                    \
-	NEXT();                                                                                    \
-	L_STX_##NAME : STORE(T, ADDR(DST), SRC);                                                   \
-	NEXT();
+	GENERIC(ST_##NAME) STORE(T, ADDR(DST), IMM);                                               \
+	G_NEXT();                                                                                  \
+	GENERIC(STX_##NAME) STORE(T, ADDR(DST), SRC);                                              \
+	G_NEXT();
 
 #define ATOMIC(NAME, T)                                                                            \
-	L_ATOMIC_##NAME : {                                                                        \
+	GENERIC(ATOMIC_##NAME) {                                                                   \
 		T *p = (T *)(uintptr_t)ADDR(DST);                                                  \
 		T v = (T)SRC;                                                                      \
                                                                                                    \
@@ -535,13 +759,13 @@ void __xbpf_interp_code_free(struct xbpf_interp_code *code)
 		default:                                                                           \
 			FAULT(-EINVAL);                                                            \
 		}                                                                                  \
-		NEXT();                                                                            \
+		G_NEXT();                                                                          \
 	}
 
 #define LD_PKT(NAME, SIZE, OFFSET)                                                                 \
-	L_##NAME : if (!ld_abs(reg[6], (OFFSET), SIZE, &reg[0]))                                   \
+	GENERIC(NAME) if (!ld_abs(reg[6], (OFFSET), SIZE, &reg[0]))                                \
 		return 0; /* out of the packet: the whole program ends, as in the kernel */        \
-	NEXT();
+	G_NEXT();
 
 /*
  * Run code from its first slot with R1, R2.  code NULL: only publish the
@@ -579,17 +803,32 @@ static uint64_t interp_callback(void *priv, uint64_t fn, uint64_t r1, uint64_t r
  * Run code from slot start (0: the program, else a callback's first slot)
  * with R1-R5 from args (NULL: none), as if base_depth frames were below.
  */
+/*
+ * Not vectorised: GCC would move BPF registers through vector registers
+ * into one shared dispatch jump, which then is not copied back into every
+ * handler (each handler's own indirect jump is what the branch predictor
+ * learns from).
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-vectorize")))
+#endif
 static uint64_t interp_exec(const struct xbpf_interp_code *code, uint32_t start, const uint64_t *args,
 			    int base_depth, int *ret_err)
 {
 	static const void *const plain[OP_CNT] = {
 		XBPF_OPCODES(PLAIN_ENTRY)
 		SPECIAL_OPS(SPECIAL_ENTRY)
+		EACH_REG(FETCH_ENTRY, _)
+		REG_FAMILIES(FAMILY_PLAIN, FAMILY_PLAIN)
+		PAIR_FAMILIES(PAIR_PLAIN)
 		&&L_invalid,
 	};
 	static const void *const budgeted[OP_CNT] = {
 		XBPF_OPCODES(BUDGET_ENTRY)
 		SPECIAL_OPS(SPECIAL_ENTRY)
+		EACH_REG(FETCH_ENTRY, _)
+		REG_FAMILIES(FAMILY_BUDGET, FAMILY_BUDGET)
+		PAIR_FAMILIES(PAIR_PLAIN) /* no jumps among them */
 		&&L_invalid,
 	};
 	/*
@@ -601,8 +840,12 @@ static uint64_t interp_exec(const struct xbpf_interp_code *code, uint32_t start,
 		__attribute__((aligned(16)));
 	struct call_frame frames[XBPF_MAX_CALL_FRAMES * (XBPF_MAX_TAIL_CALLS + 1)];
 	const struct interp_insn *pc;
-	uint32_t budget = UNVERIFIED_JUMP_BUDGET;
+	/* In memory: a machine register is worth more to the BPF registers. */
+	volatile uint32_t budget = UNVERIFIED_JUMP_BUDGET;
+	/* The BPF registers, zeroed as the kernel's interpreter does; reg[] holds them around a generic handler. */
+	uint64_t r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0, r6 = 0, r7 = 0, r8 = 0, r9 = 0, r10;
 	uint64_t reg[XBPF_MAX_REG];
+	uint64_t src = 0; /* an X form's source value, between its two steps */
 	uint8_t *bottom;
 	/* frame_limit: the running program's own frames end there (8 from where it began). */
 	int depth = 0, frame_limit = XBPF_MAX_CALL_FRAMES - base_depth, tail_calls = 0;
@@ -613,22 +856,28 @@ static uint64_t interp_exec(const struct xbpf_interp_code *code, uint32_t start,
 		return 0;
 	}
 	*ret_err = 0;
-	/* Zeroed as the kernel's interpreter does, in stores (not rep stos: slow to start). */
-	for (int i = 0; i < XBPF_MAX_REG; i++) {
-		uint64_t zero = 0;
-
-		__asm__("" : "+r"(zero));
-		reg[i] = zero;
-	}
 	if (__builtin_expect(frame_limit < 1, 0))
 		FAULT(-E2BIG);
 	pc = code->insns + start;
 	bottom = stack + sizeof(stack) -
 		 (start ? __xbpf_interp_frame_size(code->prog, start) : code->main_frame);
-	for (int i = 0; args && i < 5; i++)
-		reg[1 + i] = args[i];
-	reg[XBPF_REG_FP] = (uintptr_t)(stack + sizeof(stack));
+	if (args) {
+		r1 = args[0];
+		r2 = args[1];
+		r3 = args[2];
+		r4 = args[3];
+		r5 = args[4];
+	}
+	r10 = (uintptr_t)(stack + sizeof(stack));
 	DISPATCH();
+
+reload:
+	EACH_REG(RELOAD_ONE, _)
+	DISPATCH();
+
+	EACH_REG(H_FETCH, _)
+	REG_FAMILIES(FAMILY_HANDLERS, FAMILY_HANDLERS)
+	PAIR_FAMILIES(PAIR_HANDLERS)
 
 	ALU_BIN(ADD, +)
 	ALU_BIN(SUB, -)
@@ -639,97 +888,97 @@ static uint64_t interp_exec(const struct xbpf_interp_code *code, uint32_t start,
 	ALU_SHIFT(LSH, <<)
 	ALU_SHIFT(RSH, >>)
 
-L_ALU64_ARSH_X:
+	GENERIC(ALU64_ARSH_X)
 	DST = (uint64_t)((int64_t)DST >> (SRC & 63));
-	NEXT();
-L_ALU64_ARSH_K:
+	G_NEXT();
+	GENERIC(ALU64_ARSH_K)
 	DST = (uint64_t)((int64_t)DST >> IMM);
-	NEXT();
-L_ALU32_ARSH_X:
+	G_NEXT();
+	GENERIC(ALU32_ARSH_X)
 	DST = (uint32_t)((int32_t)DST >> (SRC & 31));
-	NEXT();
-L_ALU32_ARSH_K:
+	G_NEXT();
+	GENERIC(ALU32_ARSH_K)
 	DST = (uint32_t)((int32_t)DST >> IMM32);
-	NEXT();
+	G_NEXT();
 
-L_ALU64_DIV_X:
+	GENERIC(ALU64_DIV_X)
 	DST = div64(DST, SRC, pc->off == 1);
-	NEXT();
-L_ALU64_DIV_K:
+	G_NEXT();
+	GENERIC(ALU64_DIV_K)
 	DST = div64(DST, IMM, pc->off == 1);
-	NEXT();
-L_ALU32_DIV_X:
+	G_NEXT();
+	GENERIC(ALU32_DIV_X)
 	DST = div32(DST, SRC, pc->off == 1);
-	NEXT();
-L_ALU32_DIV_K:
+	G_NEXT();
+	GENERIC(ALU32_DIV_K)
 	DST = div32(DST, IMM32, pc->off == 1);
-	NEXT();
-L_ALU64_MOD_X:
+	G_NEXT();
+	GENERIC(ALU64_MOD_X)
 	DST = mod64(DST, SRC, pc->off == 1);
-	NEXT();
-L_ALU64_MOD_K:
+	G_NEXT();
+	GENERIC(ALU64_MOD_K)
 	DST = mod64(DST, IMM, pc->off == 1);
-	NEXT();
-L_ALU32_MOD_X:
+	G_NEXT();
+	GENERIC(ALU32_MOD_X)
 	DST = mod32(DST, SRC, pc->off == 1);
-	NEXT();
-L_ALU32_MOD_K:
+	G_NEXT();
+	GENERIC(ALU32_MOD_K)
 	DST = mod32(DST, IMM32, pc->off == 1);
-	NEXT();
+	G_NEXT();
 
-L_ALU64_MOV_X:
+	GENERIC(ALU64_MOV_X)
 	DST = SRC;
-	NEXT();
-L_MOVSX64:
+	G_NEXT();
+	GENERIC(MOVSX64)
 	DST = sext(SRC, pc->off);
-	NEXT();
-L_ALU64_MOV_K:
+	G_NEXT();
+	GENERIC(ALU64_MOV_K)
 	DST = IMM;
-	NEXT();
-L_ALU32_MOV_X:
+	G_NEXT();
+	GENERIC(ALU32_MOV_X)
 	DST = (uint32_t)SRC;
-	NEXT();
-L_MOVSX32:
+	G_NEXT();
+	GENERIC(MOVSX32)
 	DST = (uint32_t)sext(SRC, pc->off);
-	NEXT();
-L_ALU32_MOV_K:
+	G_NEXT();
+	GENERIC(ALU32_MOV_K)
 	DST = IMM32;
-	NEXT();
+	G_NEXT();
 
-L_ALU64_NEG:
+	GENERIC(ALU64_NEG)
 	DST = -DST;
-	NEXT();
-L_ALU32_NEG:
+	G_NEXT();
+	GENERIC(ALU32_NEG)
 	DST = (uint32_t)-(uint32_t)DST;
-	NEXT();
+	G_NEXT();
 
-L_LE16:
+	GENERIC(LE16)
 	DST = (uint16_t)DST;
-	NEXT();
-L_LE32:
+	G_NEXT();
+	GENERIC(LE32)
 	DST = (uint32_t)DST;
-	NEXT();
+	G_NEXT();
 L_LE64:
 	NEXT();
-L_BE16:
+	GENERIC(BE16)
 	DST = __builtin_bswap16((uint16_t)DST);
-	NEXT();
-L_BE32:
+	G_NEXT();
+	GENERIC(BE32)
 	DST = __builtin_bswap32((uint32_t)DST);
-	NEXT();
-L_BE64:
+	G_NEXT();
+	GENERIC(BE64)
 	DST = __builtin_bswap64(DST);
-	NEXT();
+	G_NEXT();
 /* The byte swaps' generic handlers: the decoder sends only a bad width here. */
 L_ALU32_LE:
 L_ALU32_BE:
 L_ALU64_BSWAP:
 	FAULT(-EINVAL);
 
-L_LD_IMM64:
+	GENERIC(LD_IMM64)
 	DST = pc[1].imm64;
 	pc += 2;
-	DISPATCH();
+	G_DISPATCH();
 
 	LDX(W, uint32_t)
 	LDX(H, uint16_t)
@@ -752,10 +1001,12 @@ L_LD_IMM64:
 	LD_PKT(LD_IND_H, 2, (int32_t)((uint32_t)SRC + IMM32))
 	LD_PKT(LD_IND_B, 1, (int32_t)((uint32_t)SRC + IMM32))
 
-	BUDGET(JMP64_JA)
+	SPEND_BUDGET(JMP64_JA)
+L_JMP64_JA:
 	pc += pc->off;
 	NEXT();
-	BUDGET(JMP32_JA)
+	SPEND_BUDGET(JMP32_JA)
+L_JMP32_JA:
 	pc += pc->imm;
 	NEXT();
 
@@ -773,38 +1024,39 @@ L_LD_IMM64:
 	BUDGET(JMP64_JSET_X)
 	if (DST & SRC)
 		pc += pc->off;
-	NEXT();
+	G_NEXT();
 	BUDGET(JMP64_JSET_K)
 	if (DST & IMM)
 		pc += pc->off;
-	NEXT();
+	G_NEXT();
 	BUDGET(JMP32_JSET_X)
 	if ((uint32_t)DST & (uint32_t)SRC)
 		pc += pc->off;
-	NEXT();
+	G_NEXT();
 	BUDGET(JMP32_JSET_K)
 	if ((uint32_t)DST & IMM32)
 		pc += pc->off;
-	NEXT();
+	G_NEXT();
 
 L_CALL_HELPER:
-	reg[0] = pc->fn(reg[1], reg[2], reg[3], reg[4], reg[5]);
+	r0 = pc->fn(r1, r2, r3, r4, r5);
 	NEXT();
 L_LOOKUP_ARRAY:
-	reg[0] = lookup_array(pc->plan, reg[2]);
+	r0 = lookup_array(pc->plan, r2);
 	NEXT();
 /* bpf_loop, bpf_for_each_map_elem: the callback runs here, on frames above this one's. */
-L_CALL_CALLBACK: {
-	struct interp_callback cb = { .code = code, .base_depth = base_depth + depth + 1 };
+	GENERIC(CALL_CALLBACK)
+	{
+		struct interp_callback cb = { .code = code, .base_depth = base_depth + depth + 1 };
 
-	if (pc->imm == BPF_FUNC_loop)
-		reg[0] = __xbpf_loop(reg[1], reg[2], reg[3], reg[4], interp_callback, &cb);
-	else
-		reg[0] = __xbpf_for_each_map_elem(reg[1], reg[2], reg[3], reg[4], interp_callback, &cb);
-	if (__builtin_expect(cb.err, 0))
-		FAULT(cb.err);
-	NEXT();
-}
+		if (pc->imm == BPF_FUNC_loop)
+			reg[0] = __xbpf_loop(reg[1], reg[2], reg[3], reg[4], interp_callback, &cb);
+		else
+			reg[0] = __xbpf_for_each_map_elem(reg[1], reg[2], reg[3], reg[4], interp_callback, &cb);
+		if (__builtin_expect(cb.err, 0))
+			FAULT(cb.err);
+		G_NEXT();
+	}
 L_CALL_LOCAL: {
 	struct call_frame *f;
 
@@ -812,10 +1064,13 @@ L_CALL_LOCAL: {
 		FAULT(-E2BIG);
 	f = &frames[depth++];
 	f->ret_pc = pc;
-	save_callee_saved(f->callee_saved, reg);
-	f->fp = reg[XBPF_REG_FP];
+	f->callee_saved[0] = r6;
+	f->callee_saved[1] = r7;
+	f->callee_saved[2] = r8;
+	f->callee_saved[3] = r9;
+	f->fp = r10;
 	f->bottom = bottom;
-	reg[XBPF_REG_FP] = (uintptr_t)bottom;
+	r10 = (uintptr_t)bottom;
 	bottom -= (uint16_t)pc->off;
 	pc += pc->imm + 1;
 	DISPATCH();
@@ -826,41 +1081,45 @@ L_CALL_LOCAL: {
  * 33rd tail call of the run or no room left make it fail, and the caller
  * goes on.
  */
-L_TAIL_CALL: {
-	const struct xbpf_tail_target *t;
+	GENERIC(TAIL_CALL)
+	{
+		const struct xbpf_tail_target *t;
 
-	if (__builtin_expect(tail_calls >= XBPF_MAX_TAIL_CALLS, 0))
-		NEXT();
-	t = pc->tail_lookup((struct xbpf_map *)(uintptr_t)reg[2], (uint32_t)reg[3]);
-	if (!t)
-		NEXT();
-	tail_calls++;
-	if (!t->interp) {
-		reg[0] = t->jit_entry(reg[1], 0);
-		goto L_JMP64_EXIT;
+		if (__builtin_expect(tail_calls >= XBPF_MAX_TAIL_CALLS, 0))
+			G_NEXT();
+		t = pc->tail_lookup((struct xbpf_map *)(uintptr_t)reg[2], (uint32_t)reg[3]);
+		if (!t)
+			G_NEXT();
+		tail_calls++;
+		if (!t->interp) {
+			r0 = t->jit_entry(reg[1], 0);
+			goto L_JMP64_EXIT;
+		}
+		if ((uint8_t *)(uintptr_t)reg[XBPF_REG_FP] - t->interp->main_frame < stack ||
+		    depth + XBPF_MAX_CALL_FRAMES > (int)(sizeof(frames) / sizeof(frames[0]))) {
+			tail_calls--;
+			G_NEXT();
+		}
+		bottom = (uint8_t *)(uintptr_t)reg[XBPF_REG_FP] - t->interp->main_frame;
+		frame_limit = depth + XBPF_MAX_CALL_FRAMES - base_depth;
+		pc = t->interp->insns;
+		G_DISPATCH();
 	}
-	if ((uint8_t *)(uintptr_t)reg[XBPF_REG_FP] - t->interp->main_frame < stack ||
-	    depth + XBPF_MAX_CALL_FRAMES > (int)(sizeof(frames) / sizeof(frames[0]))) {
-		tail_calls--;
-		NEXT();
-	}
-	bottom = (uint8_t *)(uintptr_t)reg[XBPF_REG_FP] - t->interp->main_frame;
-	frame_limit = depth + XBPF_MAX_CALL_FRAMES - base_depth;
-	pc = t->interp->insns;
-	DISPATCH();
-}
 /* The decoder sends here only calls of helpers the runtime lacks. */
 L_JMP64_CALL:
 	FAULT(-ENOENT);
 
 L_JMP64_EXIT:
 	if (depth == 0)
-		return reg[0];
+		return r0;
 	{
 		const struct call_frame *f = &frames[--depth];
 
-		restore_callee_saved(reg, f->callee_saved);
-		reg[XBPF_REG_FP] = f->fp;
+		r6 = f->callee_saved[0];
+		r7 = f->callee_saved[1];
+		r8 = f->callee_saved[2];
+		r9 = f->callee_saved[3];
+		r10 = f->fp;
 		bottom = f->bottom;
 		pc = f->ret_pc;
 	}
