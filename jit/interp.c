@@ -62,7 +62,8 @@ struct interp_insn {
 	union {
 		struct {
 			uint8_t dst, src;
-			int16_t off; /* memory offset; a local call's callee frame bytes */
+			/* memory offset; a local call's caller + callee frame bytes (dst: the caller's / 16) */
+			int16_t off;
 			int32_t imm;
 		};
 		uint64_t imm64;	   /* second slot of ld_imm64: the value */
@@ -80,11 +81,14 @@ struct xbpf_interp_code {
 	uint32_t main_frame;	   /* stack bytes of function 0 */
 };
 
+/*
+ * A bpf-to-bpf call's frame.  The running function's stack area is always
+ * the frame-size bytes below its R10, so a call needs no record of it.
+ */
 struct call_frame {
 	const struct interp_insn *ret_pc; /* the call instruction */
 	uint64_t callee_saved[4];	  /* caller's R6..R9 */
 	uint64_t fp;			  /* caller's R10 */
-	uint8_t *bottom;		  /* caller's stack area bottom */
 };
 
 /* Stack bytes of the function starting at insn `start` (or containing it). */
@@ -231,7 +235,8 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 #define SPECIAL_OPS(X)                                                                             \
 	X(MOVSX64) X(MOVSX32)                                                                     \
 	X(LE16) X(LE32) X(LE64) X(BE16) X(BE32) X(BE64)                                          \
-	X(CALL_HELPER) X(CALL_LOCAL) X(LOOKUP_ARRAY) X(TAIL_CALL) X(CALL_CALLBACK)
+	X(CALL_HELPER) X(CALL_LOCAL) X(LOOKUP_ARRAY) X(TAIL_CALL) X(CALL_CALLBACK)             \
+	X(UDIV64_K) X(UDIV32_K) X(UMOD64_K) X(UMOD32_K) /* unsigned, by a non-zero constant */
 
 /*
  * Register families: the forms most programs spend their time in get one
@@ -258,9 +263,6 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 	FX(ALU32_ADD_X, ALU32X, +) FX(ALU32_SUB_X, ALU32X, -) FX(ALU32_MUL_X, ALU32X, *)         \
 	FX(ALU32_OR_X, ALU32X, |) FX(ALU32_AND_X, ALU32X, &) FX(ALU32_XOR_X, ALU32X, ^)          \
 	FX(ALU32_LSH_X, SHIFT32X, <<) FX(ALU32_RSH_X, SHIFT32X, >>) FX(ALU32_MOV_X, MOV32X, _)   \
-	FX(LDX_B, LDX, uint8_t) FX(LDX_H, LDX, uint16_t) FX(LDX_W, LDX, uint32_t)                \
-	FX(LDX_DW, LDX, uint64_t) FX(STX_B, STX, uint8_t) FX(STX_H, STX, uint16_t)               \
-	FX(STX_W, STX, uint32_t) FX(STX_DW, STX, uint64_t)                                       \
 	FX(JMP64_JEQ_X, JX64, ==) FX(JMP64_JNE_X, JX64, !=) FX(JMP64_JGT_X, JX64, >)            \
 	FX(JMP64_JGE_X, JX64, >=) FX(JMP64_JLT_X, JX64, <) FX(JMP64_JLE_X, JX64, <=)             \
 	FX(JMP64_JSGT_X, JSX64, >) FX(JMP64_JSGE_X, JSX64, >=) FX(JMP64_JSLT_X, JSX64, <)        \
@@ -286,14 +288,20 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 	FK(JMP32_JSGT_K, JSK32, >) FK(JMP32_JSGE_K, JSK32, >=) FK(JMP32_JSLT_K, JSK32, <)        \
 	FK(JMP32_JSLE_K, JSK32, <=) FK(JMP32_JSET_K, JK32, &)                                    \
 	FK(BE16, BSWAP, 16) FK(BE32, BSWAP, 32) FK(BE64, BSWAP, 64)                               \
-	FK(LE16, ZEXT, uint16_t) FK(LE32, ZEXT, uint32_t)
+	FK(LE16, ZEXT, uint16_t) FK(LE32, ZEXT, uint32_t)                                         \
+	FK(UDIV64_K, ALU64K, /) FK(UDIV32_K, ALU32K, /) FK(UMOD64_K, ALU64K, %)                   \
+	FK(UMOD32_K, ALU32K, %)
 
 /*
  * The X forms frequent enough to be worth a handler per register pair
  * (L_<NAME>_<d>_<s>, shape H_<SHAPE>), saving their fetch step: register
  * moves are a sixth of what the seeds' programs run.
  */
-#define PAIR_FAMILIES(FP) FP(ALU64_MOV_X, MOV64P, _)
+#define PAIR_FAMILIES(FP)                                                                          \
+	FP(ALU64_MOV_X, MOV64P, _)                                                                 \
+	FP(LDX_B, LDXP, uint8_t) FP(LDX_H, LDXP, uint16_t) FP(LDX_W, LDXP, uint32_t)             \
+	FP(LDX_DW, LDXP, uint64_t) FP(STX_B, STXP, uint8_t) FP(STX_H, STXP, uint16_t)            \
+	FP(STX_W, STXP, uint32_t) FP(STX_DW, STXP, uint64_t)
 
 /* M(r, ...) for each BPF register; M(s, d, ...) for each pair. */
 #define EACH_REG(M, ...)                                                                           \
@@ -404,6 +412,12 @@ static enum interp_op decode_one(const struct xbpf_exec_prog *prog, uint32_t idx
 	case XBPF_FMT_ALU:
 		if (XBPF_OP(insn->code) == XBPF_MOV && XBPF_SRC(insn->code) == XBPF_X && insn->off)
 			return desc->is64 ? OP_MOVSX64 : OP_MOVSX32;
+		if ((XBPF_OP(insn->code) == XBPF_DIV || XBPF_OP(insn->code) == XBPF_MOD) &&
+		    XBPF_SRC(insn->code) == XBPF_K && insn->off == 0 && insn->imm != 0) {
+			if (XBPF_OP(insn->code) == XBPF_DIV)
+				return desc->is64 ? OP_UDIV64_K : OP_UDIV32_K;
+			return desc->is64 ? OP_UMOD64_K : OP_UMOD32_K;
+		}
 		if ((XBPF_OP(insn->code) == XBPF_LSH || XBPF_OP(insn->code) == XBPF_RSH ||
 		     XBPF_OP(insn->code) == XBPF_ARSH) && XBPF_SRC(insn->code) == XBPF_K)
 			out->imm &= desc->is64 ? 63 : 31;
@@ -441,9 +455,13 @@ static enum interp_op decode_one(const struct xbpf_exec_prog *prog, uint32_t idx
 
 			if (target < 0 || target >= prog->insn_cnt)
 				return OP_invalid;
-			out->off = (int16_t)(prog->call_frame_size
-						     ? prog->call_frame_size[idx]
-						     : __xbpf_interp_frame_size(prog, (uint32_t)target));
+			uint32_t caller = __xbpf_interp_frame_size(prog, idx);
+			uint32_t callee = prog->call_frame_size
+						  ? prog->call_frame_size[idx]
+						  : __xbpf_interp_frame_size(prog, (uint32_t)target);
+
+			out->dst = (uint8_t)(caller / 16);
+			out->off = (int16_t)(caller + callee);
 			return OP_CALL_LOCAL;
 		}
 		return OP_invalid; /* kfuncs exist only in the kernel */
@@ -573,8 +591,6 @@ void __xbpf_interp_code_free(struct xbpf_interp_code *code)
 #define SHAPE_ALU32X_ENTRY FAMILY_PLAIN_ENTRY
 #define SHAPE_SHIFT32X_ENTRY FAMILY_PLAIN_ENTRY
 #define SHAPE_MOV32X_ENTRY FAMILY_PLAIN_ENTRY
-#define SHAPE_LDX_ENTRY FAMILY_PLAIN_ENTRY
-#define SHAPE_STX_ENTRY FAMILY_PLAIN_ENTRY
 #define SHAPE_ALU64K_ENTRY FAMILY_PLAIN_ENTRY
 #define SHAPE_ARSH64K_ENTRY FAMILY_PLAIN_ENTRY
 #define SHAPE_MOV64K_ENTRY FAMILY_PLAIN_ENTRY
@@ -637,8 +653,6 @@ void __xbpf_interp_code_free(struct xbpf_interp_code *code)
 #define H_ALU32X(d, NAME, OP) L_##NAME##_##d : r##d = (uint32_t)((uint32_t)r##d OP(uint32_t) src); NEXT();
 #define H_SHIFT32X(d, NAME, OP) L_##NAME##_##d : r##d = (uint32_t)((uint32_t)r##d OP(src & 31)); NEXT();
 #define H_MOV32X(d, NAME, _) L_##NAME##_##d : r##d = (uint32_t)src; NEXT();
-#define H_LDX(d, NAME, T) L_##NAME##_##d : r##d = LOAD(T, ADDR(src)); NEXT();
-#define H_STX(d, NAME, T) L_##NAME##_##d : STORE(T, ADDR(r##d), src); NEXT();
 #define H_JUMP_IF(LABEL, COND)                                                                     \
 	SPEND_BUDGET(LABEL)                                                                        \
 	L_##LABEL : if (COND) pc += pc->off;                                                       \
@@ -666,6 +680,8 @@ void __xbpf_interp_code_free(struct xbpf_interp_code *code)
 #define H_JSK32(d, NAME, OP) H_JUMP_IF(NAME##_##d, (int32_t)r##d OP(int32_t) IMM32)
 #define FAMILY_HANDLERS(NAME, SHAPE, A) EACH_REG(H_##SHAPE, NAME, A)
 #define H_MOV64P(s, d, NAME, _) L_##NAME##_##d##_##s : r##d = r##s; NEXT();
+#define H_LDXP(s, d, NAME, T) L_##NAME##_##d##_##s : r##d = LOAD(T, ADDR(r##s)); NEXT();
+#define H_STXP(s, d, NAME, T) L_##NAME##_##d##_##s : STORE(T, ADDR(r##d), r##s); NEXT();
 #define PAIR_HANDLERS(NAME, SHAPE, A) EACH_PAIR(H_##SHAPE, NAME, A)
 /* An X form's first step: r<s> into src, on to the handler the slot's imm names. */
 #define H_FETCH(s, _)                                                                              \
@@ -810,7 +826,7 @@ static uint64_t interp_callback(void *priv, uint64_t fn, uint64_t r1, uint64_t r
  * learns from).
  */
 #if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("no-tree-vectorize")))
+__attribute__((optimize("no-tree-vectorize", "no-tree-fre")))
 #endif
 static uint64_t interp_exec(const struct xbpf_interp_code *code, uint32_t start, const uint64_t *args,
 			    int base_depth, int *ret_err)
@@ -842,13 +858,18 @@ static uint64_t interp_exec(const struct xbpf_interp_code *code, uint32_t start,
 	const struct interp_insn *pc;
 	/* In memory: a machine register is worth more to the BPF registers. */
 	volatile uint32_t budget = UNVERIFIED_JUMP_BUDGET;
-	/* The BPF registers, zeroed as the kernel's interpreter does; reg[] holds them around a generic handler. */
-	uint64_t r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0, r6 = 0, r7 = 0, r8 = 0, r9 = 0, r10;
+	/*
+	 * The BPF registers, zeroed as the kernel's interpreter does; reg[]
+	 * holds them around a generic handler.  R10 stays in memory (only
+	 * calls and exits write it), leaving a machine register to src.
+	 */
+	uint64_t r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0, r6 = 0, r7 = 0, r8 = 0, r9 = 0;
+	volatile uint64_t r10;
 	uint64_t reg[XBPF_MAX_REG];
 	uint64_t src = 0; /* an X form's source value, between its two steps */
-	uint8_t *bottom;
-	/* frame_limit: the running program's own frames end there (8 from where it began). */
-	int depth = 0, frame_limit = XBPF_MAX_CALL_FRAMES - base_depth, tail_calls = 0;
+	/* top: the next call's frame; top_limit: the running program's own frames end there (8 from where it began). */
+	struct call_frame *top = frames, *top_limit;
+	int frame_limit = XBPF_MAX_CALL_FRAMES - base_depth, tail_calls = 0;
 
 	if (__builtin_expect(!code, 0)) {
 		handler_tables[1] = budgeted;
@@ -858,9 +879,8 @@ static uint64_t interp_exec(const struct xbpf_interp_code *code, uint32_t start,
 	*ret_err = 0;
 	if (__builtin_expect(frame_limit < 1, 0))
 		FAULT(-E2BIG);
+	top_limit = frames + frame_limit - 1;
 	pc = code->insns + start;
-	bottom = stack + sizeof(stack) -
-		 (start ? __xbpf_interp_frame_size(code->prog, start) : code->main_frame);
 	if (args) {
 		r1 = args[0];
 		r2 = args[1];
@@ -912,6 +932,18 @@ reload:
 	G_NEXT();
 	GENERIC(ALU32_DIV_K)
 	DST = div32(DST, IMM32, pc->off == 1);
+	G_NEXT();
+	GENERIC(UDIV64_K)
+	DST = DST / IMM;
+	G_NEXT();
+	GENERIC(UDIV32_K)
+	DST = (uint32_t)DST / IMM32;
+	G_NEXT();
+	GENERIC(UMOD64_K)
+	DST = DST % IMM;
+	G_NEXT();
+	GENERIC(UMOD32_K)
+	DST = (uint32_t)DST % IMM32;
 	G_NEXT();
 	GENERIC(ALU64_MOD_X)
 	DST = mod64(DST, SRC, pc->off == 1);
@@ -1047,7 +1079,7 @@ L_LOOKUP_ARRAY:
 /* bpf_loop, bpf_for_each_map_elem: the callback runs here, on frames above this one's. */
 	GENERIC(CALL_CALLBACK)
 	{
-		struct interp_callback cb = { .code = code, .base_depth = base_depth + depth + 1 };
+		struct interp_callback cb = { .code = code, .base_depth = base_depth + (int)(top - frames) + 1 };
 
 		if (pc->imm == BPF_FUNC_loop)
 			reg[0] = __xbpf_loop(reg[1], reg[2], reg[3], reg[4], interp_callback, &cb);
@@ -1057,21 +1089,24 @@ L_LOOKUP_ARRAY:
 			FAULT(cb.err);
 		G_NEXT();
 	}
+/*
+ * The callee's area goes below the caller's, which is pc->dst * 16 bytes
+ * below R10; pc->off: both.  (R10 outside the stack: an unverified
+ * program's atomic fetch wrote it.)
+ */
 L_CALL_LOCAL: {
-	struct call_frame *f;
+	uint64_t fp = r10, room = fp - (uintptr_t)stack;
 
-	if (__builtin_expect(depth + 1 >= frame_limit || bottom - (uint16_t)pc->off < stack, 0))
+	if (__builtin_expect(top >= top_limit || room > sizeof(stack) || room < (uint16_t)pc->off, 0))
 		FAULT(-E2BIG);
-	f = &frames[depth++];
-	f->ret_pc = pc;
-	f->callee_saved[0] = r6;
-	f->callee_saved[1] = r7;
-	f->callee_saved[2] = r8;
-	f->callee_saved[3] = r9;
-	f->fp = r10;
-	f->bottom = bottom;
-	r10 = (uintptr_t)bottom;
-	bottom -= (uint16_t)pc->off;
+	top->ret_pc = pc;
+	top->callee_saved[0] = r6;
+	top->callee_saved[1] = r7;
+	top->callee_saved[2] = r8;
+	top->callee_saved[3] = r9;
+	top->fp = fp;
+	top++;
+	r10 = fp - pc->dst * 16u;
 	pc += pc->imm + 1;
 	DISPATCH();
 }
@@ -1096,12 +1131,11 @@ L_CALL_LOCAL: {
 			goto L_JMP64_EXIT;
 		}
 		if ((uint8_t *)(uintptr_t)reg[XBPF_REG_FP] - t->interp->main_frame < stack ||
-		    depth + XBPF_MAX_CALL_FRAMES > (int)(sizeof(frames) / sizeof(frames[0]))) {
+		    (top - frames) + XBPF_MAX_CALL_FRAMES > (int)(sizeof(frames) / sizeof(frames[0]))) {
 			tail_calls--;
 			G_NEXT();
 		}
-		bottom = (uint8_t *)(uintptr_t)reg[XBPF_REG_FP] - t->interp->main_frame;
-		frame_limit = depth + XBPF_MAX_CALL_FRAMES - base_depth;
+		top_limit = top + XBPF_MAX_CALL_FRAMES - base_depth - 1;
 		pc = t->interp->insns;
 		G_DISPATCH();
 	}
@@ -1110,19 +1144,15 @@ L_JMP64_CALL:
 	FAULT(-ENOENT);
 
 L_JMP64_EXIT:
-	if (depth == 0)
+	if (top == frames)
 		return r0;
-	{
-		const struct call_frame *f = &frames[--depth];
-
-		r6 = f->callee_saved[0];
-		r7 = f->callee_saved[1];
-		r8 = f->callee_saved[2];
-		r9 = f->callee_saved[3];
-		r10 = f->fp;
-		bottom = f->bottom;
-		pc = f->ret_pc;
-	}
+	top--;
+	r6 = top->callee_saved[0];
+	r7 = top->callee_saved[1];
+	r8 = top->callee_saved[2];
+	r9 = top->callee_saved[3];
+	r10 = top->fp;
+	pc = top->ret_pc;
 	NEXT();
 
 L_invalid:
