@@ -13,15 +13,20 @@
  * the program's, so jump offsets and call targets are the program's own.
  *
  * What the decoder knows picks a handler of its own: the width of a byte
- * swap, sign extension or not in mov, a helper's function, the lookup of an
- * array map whose map is known at its call site (lookup.c; the JIT inlines
- * the same), the callee's frame size of a bpf-to-bpf call.
+ * swap, sign extension or not in mov, division by a non-zero constant, a
+ * helper's function, the lookup of an array map whose map is known at its
+ * call site (lookup.c; the JIT inlines the same), the frame sizes of a
+ * bpf-to-bpf call, and above all the registers: the BPF registers are C
+ * locals, which the compiler keeps in machine registers, and the common
+ * forms have a handler per register or register pair (REG_FAMILIES,
+ * PAIR_FAMILIES below) that names them.
  *
  * The handlers are expanded from the ISA's opcode list (XBPF_OPCODES in
  * xbpf_isa.h): opcode NAME has the generic handler L_NAME, so an opcode the
  * list gains and this file lacks does not compile; the specialised
- * handlers come on top.  Every opcode outside the list lands on
- * L_invalid.
+ * handlers come on top.  The generic handlers work on the registers
+ * spilled to an array and reload them after.  Every opcode outside the
+ * list lands on L_invalid.
  *
  * Semantics are the kernel's, including the corners a C compiler would
  * leave undefined: division by zero gives 0 and modulo by zero leaves the
