@@ -264,7 +264,6 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 	FX(ALU64_ADD_X, ALU64X, +) FX(ALU64_SUB_X, ALU64X, -) FX(ALU64_MUL_X, ALU64X, *)         \
 	FX(ALU64_OR_X, ALU64X, |) FX(ALU64_AND_X, ALU64X, &) FX(ALU64_XOR_X, ALU64X, ^)          \
 	FX(ALU64_LSH_X, SHIFT64X, <<) FX(ALU64_RSH_X, SHIFT64X, >>) FX(ALU64_ARSH_X, ARSH64X, _) \
-	FX(ALU64_MOV_X, MOV64X, _)                                                               \
 	FX(ALU32_ADD_X, ALU32X, +) FX(ALU32_SUB_X, ALU32X, -) FX(ALU32_MUL_X, ALU32X, *)         \
 	FX(ALU32_OR_X, ALU32X, |) FX(ALU32_AND_X, ALU32X, &) FX(ALU32_XOR_X, ALU32X, ^)          \
 	FX(ALU32_LSH_X, SHIFT32X, <<) FX(ALU32_RSH_X, SHIFT32X, >>) FX(ALU32_MOV_X, MOV32X, _)   \
@@ -592,7 +591,6 @@ void __xbpf_interp_code_free(struct xbpf_interp_code *code)
 #define SHAPE_ALU64X_ENTRY FAMILY_PLAIN_ENTRY
 #define SHAPE_SHIFT64X_ENTRY FAMILY_PLAIN_ENTRY
 #define SHAPE_ARSH64X_ENTRY FAMILY_PLAIN_ENTRY
-#define SHAPE_MOV64X_ENTRY FAMILY_PLAIN_ENTRY
 #define SHAPE_ALU32X_ENTRY FAMILY_PLAIN_ENTRY
 #define SHAPE_SHIFT32X_ENTRY FAMILY_PLAIN_ENTRY
 #define SHAPE_MOV32X_ENTRY FAMILY_PLAIN_ENTRY
@@ -654,7 +652,6 @@ void __xbpf_interp_code_free(struct xbpf_interp_code *code)
 #define H_ALU64X(d, NAME, OP) L_##NAME##_##d : r##d = r##d OP src; NEXT();
 #define H_SHIFT64X(d, NAME, OP) L_##NAME##_##d : r##d = r##d OP(src & 63); NEXT();
 #define H_ARSH64X(d, NAME, _) L_##NAME##_##d : r##d = (uint64_t)((int64_t)r##d >> (src & 63)); NEXT();
-#define H_MOV64X(d, NAME, _) L_##NAME##_##d : r##d = src; NEXT();
 #define H_ALU32X(d, NAME, OP) L_##NAME##_##d : r##d = (uint32_t)((uint32_t)r##d OP(uint32_t) src); NEXT();
 #define H_SHIFT32X(d, NAME, OP) L_##NAME##_##d : r##d = (uint32_t)((uint32_t)r##d OP(src & 31)); NEXT();
 #define H_MOV32X(d, NAME, _) L_##NAME##_##d : r##d = (uint32_t)src; NEXT();
