@@ -132,7 +132,7 @@ def live_rows(out):
                    "lb_egress_mpps": stats([runs[("xlb", flows, threads, p)].get("egress", {}).get("pps", 0) / 1e6
                                             for p in pairs])}
             if len(s) == len(x):
-                row.update(ref="seed test_xdp_noinline as a forwarding LB (its VIP packets, LRU sized as xlb's)", ref_value=stats(s),
+                row.update(ref="seed test_xdp_noinline as a forwarding LB (its VIP packets; it inserts every flow, LRU sized as xlb's)", ref_value=stats(s),
                            ratio=stats([a / b for a, b in zip(x, s) if b > 0]))
             rows.append(row)
         one_core = [k for k in runs if k[0] == "xlb" and k[1] == flows and k[2] == 1]

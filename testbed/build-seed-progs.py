@@ -24,12 +24,16 @@ Adaptations (the programs' logic is left as it is):
 
 One variant is built beside them for the live benchmark only,
 test_xdp_noinline_fwd.o: the selftest made a forwarding load balancer, so
-that live traffic compares like with like.  Three selftest devices go:
+that live traffic compares like with like.  Four selftest devices go:
 get_packet_dst()'s guard that passes only the harness packet's two hashes
 (every other flow would be counted at the VIP and dropped), encap_v4()'s
-final bpf_xdp_adjust_head() that takes the new outer header off again, and
-the end of process_packet() that writes the real's address over the frame
-and returns XDP_DROP: the variant sends the encapsulated packet (XDP_TX).
+final bpf_xdp_adjust_head() that takes the new outer header off again, the
+end of process_packet() that writes the real's address over the frame and
+returns XDP_DROP (the variant sends the encapsulated packet, XDP_TX), and
+get_packet_dst()'s connection-rate guard, whose selftest threshold (one new
+connection per 2^56 ns) returns before every bpf_map_update_elem() of
+lru_cache: the variant remembers each flow it picks a real for, as xlb
+does, so both keep the same connection state.
 
 Exit status: 0 built, 1 failure, 77 seeds absent (with the reason).
 """
@@ -56,6 +60,8 @@ FWD_EDITS = (
                 r"\t\treturn 0;\n\treturn 1;"), "\treturn 1;"),
     ("process_packet()'s final drop",
      re.compile(r"\t\*\(u32 \*\)data = dst->dst;\n\treturn XDP_DROP;"), "\treturn XDP_TX;"),
+    ("get_packet_dst()'s connection-rate guard",
+     re.compile(r"\n\t\t\tif \(conn_rate_stats->v1 >= 1\)\n\t\t\t\treturn 1;"), ""),
 )
 
 SECTION_RENAMES = {

@@ -10,9 +10,8 @@
  *   xlb-bench-attach SEED_OBJ DEV VIP [LRU_ENTRIES]
  *
  * LRU_ENTRIES sizes the seed's connection table (lru_cache, 300 entries in
- * the selftest): the benchmark gives it xlb's.  The seed inserts nothing
- * there all the same (its connection-rate guard returns first), so it
- * misses an empty table at every flow count (live_veth.sh).
+ * the selftest): the benchmark gives it xlb's, and the forwarding variant
+ * inserts every new flow there as xlb does (live_veth.sh).
  */
 #include <arpa/inet.h>
 #include <errno.h>

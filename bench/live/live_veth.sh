@@ -44,13 +44,12 @@ attach() { # attach LB on lbgB, fresh (a new program: empty LRU, zero counters)
 }
 
 # The seed's connection table gets as many entries as xlb's (its selftest
-# size, 300, holds neither 16k nor 1M flows).  The seed still never fills
-# it: its connection-rate guard (stats[514]) returns before its
-# bpf_map_update_elem() on every new flow, so at any flow count each of its
-# packets misses an empty table and is hashed onto the ring.  xlb remembers
-# every flow: at 16k flows its packets hit, at 1M flows (> 65536 entries)
-# each one misses and is inserted, the kernel evicting an old entry (the
-# cost of the 1M rows; dataplane/README.md, "Benchmark").
+# size, 300, holds neither 16k nor 1M flows), and the forwarding variant
+# has its selftest connection-rate guard lifted (it returned before every
+# insert, build-seed-progs.py), so both remember every flow: at 16k flows
+# their packets hit, at 1M flows (> 65536 entries) each one misses and is
+# inserted, the kernel evicting an old entry (the cost of the 1M rows;
+# dataplane/README.md, "Benchmark").
 xlb_lru=$(attach xlb && python3 - "$ns" "$b" <<'PY'
 import json, subprocess, sys
 ns, dev = sys.argv[1], sys.argv[2]
