@@ -8,9 +8,10 @@
  *    bpf-to-bpf calls and all (counted in the linked image), while
  *    rte_bpf_elf_load() refuses it.  DPDK's reason is printed as DPDK logs
  *    it; the test checks the refusal is about the calls: with every map
- *    symbol given to librte_bpf as an external variable (so maps are not
- *    what it trips on) it still refuses, naming the first call to a
- *    subprogram (a relocation against .text / a pseudo call).
+ *    symbol and every global variable it trips on given to librte_bpf as
+ *    an external variable (so data is not what it trips on) it still
+ *    refuses, naming the first call to a subprogram (a relocation against
+ *    .text / a pseudo call).
  * 2. A call-free program (callfree.bpf.c, no call, map or helper): loaded
  *    by both, run over FRAMES frames (crafted ones for every class, then
  *    random frames mutated from valid ones, seed printed) on xlb's
@@ -130,34 +131,54 @@ static void balancer(const char *path)
 								    .size = sizeof(dummy_var[n]) } } };
 	}
 	prm.xsym = xsym;
-	prm.nb_xsym = (uint32_t)n;
-	log_capture_reset();
-	bpf = rte_bpf_elf_load(&prm, path, "xdp");
-	printf("librte_bpf, its %zu maps given as external symbols: %s (rte_errno %d: %s)\n  DPDK says: %s",
-	       n, bpf ? "LOADED" : "refused", rte_errno, rte_strerror(rte_errno),
-	       dpdk_log[0] ? dpdk_log : "(nothing)\n");
-	CHECK(!bpf, "librte_bpf loaded the balancer with its maps resolved");
 	/*
-	 * It stops at a relocation it cannot resolve: "resolve_xsym(NAME, BYTE
-	 * OFFSET)".  The one it names must be a call into .text (the section
-	 * symbol has no name), i.e. the instruction there a bpf-to-bpf call.
+	 * It stops at the first relocation it cannot resolve: "resolve_xsym(
+	 * NAME, BYTE OFFSET)".  A global variable (.rodata, .data: an ld_imm64
+	 * of a named symbol) gets an external variable too, and the load is
+	 * tried again, until the relocation named is a call into .text (the
+	 * section symbol has no name), i.e. the instruction there a bpf-to-bpf
+	 * call: that is what librte_bpf cannot load.
 	 */
-	{
-		const char *at = strstr(dpdk_log, "resolve_xsym("), *comma = at ? strchr(at, ',') : NULL;
-		char name[64] = "";
+	for (int tries = 0;; tries++) {
+		const char *at, *comma;
+		const struct xbpf_insn *insn;
+		static char var_names[64][64];
 		unsigned int off = 0;
+		char name[64] = "";
 
-		CHECK(comma && sscanf(comma + 1, " %u)", &off) == 1,
-		      "librte_bpf's refusal names no relocation: %s", dpdk_log);
-		if (comma)
-			snprintf(name, sizeof(name), "%.*s", (int)(comma - at - 13), at + 13);
-		CHECK(comma && off % 8 == 0 && off / 8 < xbpf_prog__insn_cnt(prog) &&
-			      xbpf_insn_is_pseudo_call(&xbpf_prog__insns(prog)[off / 8]),
-		      "the relocation librte_bpf trips on (byte %u, symbol \"%s\") is not a bpf-to-bpf call",
-		      off, name);
-		if (comma)
+		prm.nb_xsym = (uint32_t)n;
+		log_capture_reset();
+		bpf = rte_bpf_elf_load(&prm, path, "xdp");
+		printf("librte_bpf, %zu maps and variables given as external symbols: %s (rte_errno %d: %s)\n"
+		       "  DPDK says: %s",
+		       n, bpf ? "LOADED" : "refused", rte_errno, rte_strerror(rte_errno),
+		       dpdk_log[0] ? dpdk_log : "(nothing)\n");
+		CHECK(!bpf, "librte_bpf loaded the balancer with its maps and variables resolved");
+		at = strstr(dpdk_log, "resolve_xsym(");
+		comma = at ? strchr(at, ',') : NULL;
+		CHECK(comma && sscanf(comma + 1, " %u)", &off) == 1 && off % 8 == 0 &&
+			      off / 8 < xbpf_prog__insn_cnt(prog),
+		      "librte_bpf's refusal names no relocation in the program: %s", dpdk_log);
+		if (bpf || !comma || off % 8 || off / 8 >= xbpf_prog__insn_cnt(prog))
+			break;
+		snprintf(name, sizeof(name), "%.*s", (int)(comma - at - 13), at + 13);
+		insn = &xbpf_prog__insns(prog)[off / 8];
+		if (xbpf_insn_is_pseudo_call(insn)) {
 			printf("balancer: librte_bpf stops at insn %u, a bpf-to-bpf call (call pc%+d)\n",
-			       off / 8, xbpf_prog__insns(prog)[off / 8].imm);
+			       off / 8, insn->imm);
+			break;
+		}
+		CHECK(name[0] && insn->code == (XBPF_LD | XBPF_DW | XBPF_IMM) && n < 64 && tries < 64,
+		      "the relocation librte_bpf trips on (byte %u, symbol \"%s\") is neither a bpf-to-bpf "
+		      "call nor a global variable", off, name);
+		if (!name[0] || insn->code != (XBPF_LD | XBPF_DW | XBPF_IMM) || n >= 64 || tries >= 64)
+			break;
+		snprintf(var_names[n], sizeof(var_names[n]), "%s", name);
+		xsym[n] = (struct rte_bpf_xsym){ .name = var_names[n], .type = RTE_BPF_XTYPE_VAR,
+						 .var = { .val = dummy_var[n],
+							  .desc = { .type = RTE_BPF_ARG_PTR,
+								    .size = sizeof(dummy_var[n]) } } };
+		n++;
 	}
 	rte_bpf_destroy(bpf);
 	rte_openlog_stream(NULL);
