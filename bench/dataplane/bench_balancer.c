@@ -73,16 +73,40 @@ static void tcp4(struct pkt4 *p, const char *dst, uint16_t dport, uint8_t flags)
 	p->flags = flags;
 }
 
-/* One VIP 192.0.2.10:80/tcp over three IPv4 reals, IPIP out, outer source from config. */
+/* The non-VIP row's destination: on the VIP's subnet, not a VIP. */
+#define NONVIP_ADDR "192.0.2.99"
+
+/*
+ * One VIP 192.0.2.10:80/tcp over three IPv4 reals, IPIP out, outer source
+ * from config, in the maps as xlbd writes them (control/kernel_maps.c): the
+ * VIP, its address in xlb_vip_addrs and the VIP address filter with its
+ * bit set and enabled, so the non-VIP row times what an xlbd host does.
+ */
 static int setup_xlb(struct testbed_engine *e)
 {
 	struct xlb_vip_key vk = { .port = htons(80), .proto = 6, .family = XLB_FAMILY_V4 };
 	struct xlb_vip_meta vm = { .vip_num = 0, .ring_half = 0 };
 	struct xlb_config cfg = { .gw_mac = { 2, 0, 0, 0, 0, 0xfe }, .src4_plen = 16 };
-	uint32_t i, val, zero = 0;
+	struct xlb_addr_key ak = { .family = XLB_FAMILY_V4 };
+	static struct xlb_vip_filter filter = { .enabled = 1 };
+	uint32_t i, val, zero = 0, bit;
 	int err = 0;
 
 	vk.addr.v4 = inet_addr("192.0.2.10");
+	ak.addr = vk.addr;
+	bit = xlb_vip_filter_bit(&vk.addr);
+	filter.bits[bit / 64] |= 1ull << (bit % 64);
+	{
+		union xlb_addr other = { .v4 = inet_addr(NONVIP_ADDR) };
+
+		/* else the non-VIP packet would pass the filter and time the VIP lookup */
+		if (xlb_vip_filter_bit(&other) == bit) {
+			fprintf(stderr, "bench: %s shares the VIP's filter bit\n", NONVIP_ADDR);
+			return -EINVAL;
+		}
+	}
+	err = testbed_engine__map_update(e, "xlb_vip_addrs", &ak, &vm.vip_num);
+	err = err ?: testbed_engine__map_update(e, "xlb_vip_filter", &zero, &filter);
 	cfg.src4 = inet_addr("10.255.0.0");
 	for (i = 0; !err && i < XLB_RING_SIZE; i++) {
 		val = 1 + i % 3;
@@ -215,7 +239,7 @@ int main(int argc, char **argv)
 	}
 	tcp4(&pkt_est, "192.0.2.10", 80, 0x10);
 	tcp4(&pkt_syn, "192.0.2.10", 80, 0x02);
-	tcp4(&pkt_nonvip, "192.0.2.99", 80, 0x10);
+	tcp4(&pkt_nonvip, NONVIP_ADDR, 80, 0x10);
 	json = bench_report_json_open(json_path);
 
 	printf("xlb-bench-balancer: BPF_PROG_TEST_RUN, %d rounds x %d runs, each on the named packet "
