@@ -160,11 +160,16 @@ try:
         sent += reader.send(b'{"v":1,"op":"status"}\n' * 64)
 except BlockingIOError:
     pass
+except (ConnectionResetError, BrokenPipeError):
+    pass  # closed while still sending: on a loaded host the write timeout can come first
 time.sleep(2.5)
 reader.setblocking(True); reader.settimeout(5)
 got = b''
 while True:
-    c = reader.recv(1 << 20)
+    try:
+        c = reader.recv(1 << 20)
+    except ConnectionResetError:
+        break  # closed with requests unread: what remains unanswered
     if not c:
         break
     got += c
