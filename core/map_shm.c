@@ -258,8 +258,8 @@ struct xbpf_map *xbpf_map__free(struct xbpf_map *map)
 /* ---- the storage header -------------------------------------------------------- */
 
 #define MAP_MAGIC "XBPFMAP"
-/* Bump when any family's area layout changes. */
-#define MAP_LAYOUT 2 /* 2: the ring buffer's shadow after its data */
+/* Bump when a family's area layout changes at the same size (a new size is refused by the size check). */
+#define MAP_LAYOUT 1
 #define MAP_BYTE_ORDER 0x0102030405060708ull
 
 struct map_hdr {

@@ -576,7 +576,8 @@ const struct xbpf_map_ops __xbpf_fd_array_ops = {
  * busy (the consumer never reads the shadow).  So the ring takes exactly the
  * reservations the kernel's takes.  The header's second word holds the
  * record's offset in the ring, as the kernel's holds its page offset, for
- * submit to find the ring.  Producers serialise on a spin lock (the
+ * submit to find the ring.  (A ring file of the shadowless size is refused by
+ * its size, map_shm.c; other maps' files are unchanged.)  Producers serialise on a spin lock (the
  * kernel's does too); the consumer is the control thread.
  */
 #define RINGBUF_HDR_SZ 8
