@@ -10,9 +10,12 @@
  *   if an element they stand on was recycled into another bucket they end
  *   on a foreign marker and restart (hlist_nulls);
  * - writers take the bucket's spin lock; the free list has its own lock;
- * - updates of an existing key in a non-per-CPU map link a fresh element
- *   before unlinking the old one, so a reader sees the old or the new
- *   value, never a half-written one (per-CPU values are updated in place,
+ * - updates of an existing key in a non-per-CPU map put a fresh element in
+ *   the old one's place in the chain with one release store (the kernel's
+ *   hlist_nulls_replace_rcu), so a reader sees the old or the new value,
+ *   never a half-written one, and never misses the key: linking the new
+ *   element at the head and then unlinking the old one would let a reader
+ *   already past the head lose both (per-CPU values are updated in place,
  *   as the kernel does);
  * - LRU maps evict with a clock sweep over the pool: lookups set a
  *   reference bit, the sweep clears it and evicts elements found unset.
@@ -534,6 +537,22 @@ static void link_head(struct htab *h, struct htab_bucket *bkt, struct htab_elem 
 	atomic_store_explicit(&bkt->head, elem_off(h, e), memory_order_release);
 }
 
+/*
+ * Under the bucket lock: e takes old's place, link (which points at old)
+ * is switched in one release store.  A reader on either side of the store
+ * walks on to old's successor, so every other key of the chain stays
+ * reachable, and the key itself is found, old or new.  old keeps its next
+ * link until it is recycled.
+ */
+static void replace_elem(struct htab *h, _Atomic uint64_t *link, struct htab_elem *old, struct htab_elem *e)
+{
+	atomic_store_explicit(&e->next, atomic_load_explicit(&old->next, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&e->linked, 1, memory_order_relaxed);
+	atomic_store_explicit(link, elem_off(h, e), memory_order_release);
+	atomic_store_explicit(&old->linked, 0, memory_order_relaxed);
+}
+
 static int htab_update(struct xbpf_map *map, const void *key, const void *value, uint64_t flags,
 		       int cpu)
 {
@@ -586,17 +605,14 @@ static int htab_update(struct xbpf_map *map, const void *key, const void *value,
 		}
 	}
 	fill_elem(map, e, key, hash, value, cpu);
-	link_head(h, bkt, e);
-	e = NULL;
 	if (old) {
-		/* link points at old, or at the new head's next if old was the head */
-		if (atomic_load_explicit(link, memory_order_relaxed) != elem_off(h, old))
-			link = &elem_at(h, atomic_load_explicit(&bkt->head, memory_order_relaxed))->next;
-		unlink_elem(link, old);
+		replace_elem(h, link, old, e);
 		xbpf_spin_unlock(&bkt->lock);
 		free_push(h, old);
 		return 0;
 	}
+	link_head(h, bkt, e);
+	e = NULL;
 	if (h->lru)
 		atomic_fetch_add_explicit(&h->s->count, 1, memory_order_relaxed);
 unlock:
