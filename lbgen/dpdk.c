@@ -139,7 +139,7 @@ static void dpdk_close(void *state)
 	free(s);
 }
 
-const struct lbgen_transport lbgen_dpdk = { "dpdk", dpdk_open, dpdk_send, dpdk_errors, dpdk_close };
+const struct lbgen_transport lbgen_dpdk = { "dpdk", dpdk_open, dpdk_send, dpdk_errors, dpdk_close, 0.001 };
 #else
 static int dpdk_none(const struct lbgen_opts *o, const struct lbgen_config *cfg, const uint8_t *frame,
 		     void **ret_state)

@@ -52,17 +52,44 @@ static void on_signal(int sig)
 	stop = true;
 }
 
+/* Unpaced sends last about this long (the last one ends with --duration). */
+#define SLICE_S 1.0
+
+/*
+ * Frames for the next unpaced send: SLICE_S at the rate seen so far (the
+ * first send measures it), at least the transport's min_call_s and never
+ * much past the end of --duration.
+ */
+static uint64_t unpaced_slice(const struct thread *th, double pps_seen)
+{
+	double secs = SLICE_S;
+
+	if (pps_seen <= 0)
+		return 1u << 16;
+	if (opts.duration_s) {
+		double left = th->start_s + opts.duration_s - now_s();
+
+		if (left < secs)
+			secs = left;
+	}
+	if (secs < transport->min_call_s)
+		secs = transport->min_call_s;
+	return (uint64_t)(pps_seen * secs) + 1;
+}
+
 /*
  * A sender thread, pinned to its CPU as pktgen's threads are (the live
  * transport generates on the CPU it runs on).  With a rate, it sends in
- * slices of about a millisecond and sleeps to keep pace.
+ * bursts of the transport's shortest worthwhile call (1 ms, or 100 ms for
+ * live frames) and sleeps to keep pace; without one, in slices sized by
+ * time (unpaced_slice).
  */
 static void *sender(void *arg)
 {
 	struct thread *th = arg;
 	double per_thread = opts.rate_pps > 0 ? opts.rate_pps / opts.threads
 			  : opts.delay_ns ? 1e9 / (double)opts.delay_ns : 0;
-	uint64_t slice = per_thread > 0 ? (uint64_t)(per_thread / 1000) + 1 : 1u << 16;
+	double pps_seen = 0;
 	cpu_set_t set;
 
 	CPU_ZERO(&set);
@@ -71,8 +98,10 @@ static void *sender(void *arg)
 		fprintf(stderr, "lbgen: thread %d: cannot pin to CPU %d\n", th->index, th->cpu);
 	th->start_s = now_s();
 	while (!stop) {
-		uint64_t n = slice, sent = 0, errors = 0;
+		uint64_t n, sent = 0, errors = 0;
+		double t0 = now_s();
 
+		n = per_thread > 0 ? (uint64_t)(per_thread * transport->min_call_s) + 1 : unpaced_slice(th, pps_seen);
 		if (opts.count) {
 			if (th->sent >= opts.count)
 				break;
@@ -84,6 +113,8 @@ static void *sender(void *arg)
 		th->errors += errors;
 		if (th->err)
 			break;
+		if (now_s() > t0)
+			pps_seen = (double)sent / (now_s() - t0);
 		if (per_thread > 0) {
 			double due = th->start_s + (double)th->sent / per_thread, wait = due - now_s();
 
@@ -271,8 +302,37 @@ static uint64_t total_sent(void)
 	return s;
 }
 
-static void json_summary(FILE *f, double elapsed, uint64_t sent, uint64_t errors, const struct sample *samples,
-			 int nsamples, const struct lbgen_lb_counters *lb0, const struct lbgen_lb_counters *lb1)
+/*
+ * Idle and total jiffies of the sender threads' CPUs (/proc/stat): a
+ * generator whose CPUs idle is timing waits, not the path it feeds.
+ */
+static int senders_cpu_time(uint64_t *ret_idle, uint64_t *ret_total)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	char line[512];
+
+	*ret_idle = *ret_total = 0;
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v[8] = { 0 };
+		int cpu;
+
+		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1], &v[2], &v[3],
+			   &v[4], &v[5], &v[6], &v[7]) != 9 ||
+		    cpu < opts.first_cpu || cpu >= opts.first_cpu + opts.threads)
+			continue;
+		*ret_idle += v[3] + v[4]; /* idle, iowait */
+		for (int i = 0; i < 8; i++)
+			*ret_total += v[i];
+	}
+	fclose(f);
+	return 0;
+}
+
+static void json_summary(FILE *f, double elapsed, uint64_t sent, uint64_t errors, double idle_share,
+			 const struct sample *samples, int nsamples, const struct lbgen_lb_counters *lb0,
+			 const struct lbgen_lb_counters *lb1)
 {
 	fprintf(f, "{\"tool\": \"lbgen\", \"transport\": \"%s\", \"dev\": \"%s\", \"threads\": %d, \"flows\": %u, "
 		   "\"flow_order\": \"%s\", \"size\": %u, \"family\": %d, \"proto\": \"%s\",\n",
@@ -282,6 +342,8 @@ static void json_summary(FILE *f, double elapsed, uint64_t sent, uint64_t errors
 	fprintf(f, " \"seconds\": %.6f, \"sent\": %llu, \"errors\": %llu, \"pps\": %.1f, \"mbps\": %.3f,\n", elapsed,
 		(unsigned long long)sent, (unsigned long long)errors, sent / elapsed,
 		sent / elapsed * opts.size * 8 / 1e6);
+	fprintf(f, " \"paced\": %s, \"sender_cpu_idle\": %.4f,\n", opts.rate_pps > 0 || opts.delay_ns ? "true" : "false",
+		idle_share);
 	if (lb1->have_lb)
 		fprintf(f, " \"lb\": {\"kind\": \"%s\", \"packets\": %llu, \"pps\": %.1f, \"tx\": %llu, \"pass\": %llu, "
 			   "\"drop\": %llu},\n",
@@ -308,8 +370,8 @@ int main(int argc, char **argv)
 	struct lbgen_config cfg;
 	struct sample *samples = NULL;
 	int nsamples = 0, err, status = 0;
-	uint64_t sent, errors = 0, prev_sent = 0;
-	double t0, last, elapsed;
+	uint64_t sent, errors = 0, prev_sent = 0, idle0, cpu0, idle1, cpu1;
+	double t0, last, elapsed, idle_share;
 
 	if (parse_args(argc, argv)) {
 		fputs(usage, stderr);
@@ -336,6 +398,7 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	samples = calloc((size_t)(opts.duration_s + 2) * 2 + 64, sizeof(*samples));
 	prev = c0;
+	senders_cpu_time(&idle0, &cpu0);
 	t0 = last = now_s();
 	for (int t = 0; t < opts.threads; t++) {
 		threads[t].index = t;
@@ -390,6 +453,8 @@ int main(int argc, char **argv)
 	for (int t = 0; t < opts.threads; t++)
 		pthread_join(threads[t].tid, NULL);
 	elapsed = now_s() - t0;
+	senders_cpu_time(&idle1, &cpu1);
+	idle_share = cpu1 > cpu0 ? (double)(idle1 - idle0) / (double)(cpu1 - cpu0) : 0;
 	sent = total_sent();
 	errors = transport->errors ? transport->errors(tstate) : 0;
 	/* pktgen's result block, per thread, then the sum */
@@ -411,6 +476,7 @@ int main(int argc, char **argv)
 	}
 	printf("Total: %llu frames in %.3f s: %.0fpps %.0fMb/sec errors: %llu\n", (unsigned long long)sent, elapsed,
 	       sent / elapsed, sent / elapsed * opts.size * 8 / 1e6, (unsigned long long)errors);
+	printf("Sender CPUs %d-%d: %.1f%% idle\n", opts.first_cpu, opts.first_cpu + opts.threads - 1, 100 * idle_share);
 	if (counters && !lbgen_counters__read(counters, &cur)) {
 		if (cur.have_lb)
 			printf("LB (%s): %llu packets balanced (%.0fpps), tx %llu, pass %llu, drop %llu\n", cur.lb_kind,
@@ -427,7 +493,7 @@ int main(int argc, char **argv)
 		FILE *f = fopen(opts.json_path, "w");
 
 		if (f) {
-			json_summary(f, elapsed, sent, errors, samples, nsamples, &c0, &cur);
+			json_summary(f, elapsed, sent, errors, idle_share, samples, nsamples, &c0, &cur);
 			fclose(f);
 		} else {
 			perror(opts.json_path);

@@ -69,6 +69,11 @@ struct lbgen_transport {
 	/* Errors found after sending (frames dropped before they left), all threads. */
 	uint64_t (*errors)(void *state);
 	void (*close)(void *state);
+	/*
+	 * Shortest worthwhile send() in seconds: a call's fixed cost must stay
+	 * small beside it.  Paced sends (--rate, -w) come in bursts this long.
+	 */
+	double min_call_s;
 };
 
 extern const struct lbgen_transport lbgen_live, lbgen_xsk, lbgen_dpdk;

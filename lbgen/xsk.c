@@ -169,4 +169,4 @@ static void xsk_close(void *state)
 	free(s);
 }
 
-const struct lbgen_transport lbgen_xsk = { "xsk", xsk_open, xsk_send, NULL, xsk_close };
+const struct lbgen_transport lbgen_xsk = { "xsk", xsk_open, xsk_send, NULL, xsk_close, 0.001 };

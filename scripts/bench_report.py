@@ -104,6 +104,11 @@ def control_rows(out):
     return rows
 
 
+# Largest idle share of lbgen's sending CPUs a live run may have (about 4%
+# is the dispatcher's grace periods at one call a second).
+LIVE_IDLE_MAX = 0.10
+
+
 def live_rows(out):
     """xlb vs seed per pair, and 2 cores vs 1 core per pair, from lbgen summaries."""
     runs = {}
@@ -119,6 +124,11 @@ def live_rows(out):
         if d["sent"] and seen < 0.5 * d["sent"]:
             checks.append("%s %d flows %d cores pair %d: the LB counted %d of %d frames" %
                           (lb, flows, threads, pair, seen, d["sent"]))
+        # and the sending CPUs worked: an idle generator times its own waits
+        # (lbgen/live.c: each BPF_PROG_RUN call waits for RCU grace periods)
+        if d.get("sender_cpu_idle", 0) > LIVE_IDLE_MAX:
+            checks.append("%s %d flows %d cores pair %d: the sending CPUs idled %.0f%% of the run" %
+                          (lb, flows, threads, pair, 100 * d["sender_cpu_idle"]))
     for flows in sorted({k[1] for k in runs}):
         for threads in sorted({k[2] for k in runs}):
             pairs = sorted(k[3] for k in runs if k[:3] == ("xlb", flows, threads))
@@ -130,7 +140,9 @@ def live_rows(out):
             row = {"bench": "live", "name": "veth Mpps, %d flows, %d cores" % (flows, threads),
                    "unit": "Mpps", "value": stats(x), "flows": flows, "cores": threads,
                    "lb_egress_mpps": stats([runs[("xlb", flows, threads, p)].get("egress", {}).get("pps", 0) / 1e6
-                                            for p in pairs])}
+                                            for p in pairs]),
+                   "sender_cpu_idle": stats([runs[k].get("sender_cpu_idle", 0) for k in runs
+                                             if k[1:3] == (flows, threads)])}
             if len(s) == len(x):
                 row.update(ref="seed test_xdp_noinline as a forwarding LB (its VIP packets; it inserts every flow, LRU sized as xlb's)", ref_value=stats(s),
                            ratio=stats([a / b for a, b in zip(x, s) if b > 0]))

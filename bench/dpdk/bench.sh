@@ -103,6 +103,10 @@ for p in range(1, pairs + 1):
     if not k['sent'] or lb.get('packets', 0) < 0.9 * k['sent'] or lb.get('tx', 0) < 0.9 * lb.get('packets', 0):
         sys.exit('kernel pair %d: lbgen sent %d, the LB balanced %d, XDP_TX %d: not the path named'
                  % (p, k['sent'], lb.get('packets', 0), lb.get('tx', 0)))
+    # and lbgen's CPU worked: an idle generator times its waits (lbgen/live.c)
+    if k.get('sender_cpu_idle', 0) > 0.10:
+        sys.exit('kernel pair %d: lbgen\'s CPU idled %.0f%% of the run: not the path named'
+                 % (p, 100 * k['sender_cpu_idle']))
     kern.append(lb['pps'] / 1e6)
     j = json.load(open('%s/dpdk-jit-%d.json' % (tmp, p)))
     i = json.load(open('%s/dpdk-interp-%d.json' % (tmp, p)))

@@ -47,6 +47,19 @@ live v4-syn 200 198.18.0.42 --flows 5000 --flow-order random --syn-ratio 0.5 -w 
 live v6-udp 150 fd00::42 -6 --proto udp --flows 70000 -s 96 -w 1000000
 /usr/bin/python3 "$here/check_pcap.py" "$tmp/v6-udp.pcap" 6 udp 70000 96 fd00::42 80 || fail "v6-udp frames"
 
+# --rate holds its pace, and unpaced live frames keep the sending CPU busy
+# (lbgen sizes its BPF_PROG_RUN calls by time: each call waits for RCU
+# grace periods, lbgen/live.c)
+"$LBGEN" -i $a -q --rate 200000 --duration 2 -d 198.18.0.42 >"$tmp/rate.out" 2>&1 || fail "rate: lbgen"
+pps=$(sed -n 's/^Total: .*: \([0-9]*\)pps.*/\1/p' "$tmp/rate.out")
+[ -n "$pps" ] && [ "$pps" -gt 170000 ] && [ "$pps" -lt 230000 ] || fail "--rate 200000 sent ${pps:-?} pps"
+"$LBGEN" -i $a -q --duration 3 -d 198.18.0.42 --json "$tmp/fast.json" >"$tmp/fast.out" 2>&1 || fail "unpaced: lbgen"
+/usr/bin/python3 - "$tmp/fast.json" <<'PY' || fail "unpaced live frames: $(grep idle "$tmp/fast.out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert not d["paced"] and d["sender_cpu_idle"] < 0.10, d["sender_cpu_idle"]
+PY
+
 # DPDK TX into net_pcap: the userspace builder, QUIC long and short headers
 if "$LBGEN" -i dpdk --transport dpdk -n 120 -q --proto quic --quic-long-ratio 0.5 --flows 100 -s 100 \
 	--dpdk "--no-huge -m 256 --no-pci --file-prefix=lbgtest$$ -l 0 --log-level=3 --vdev=net_pcap0,tx_pcap=$tmp/dpdk.pcap" \
