@@ -139,7 +139,14 @@ static void dpdk_close(void *state)
 	free(s);
 }
 
-const struct lbgen_transport lbgen_dpdk = { "dpdk", dpdk_open, dpdk_send, dpdk_errors, dpdk_close, 0.001 };
+const struct lbgen_transport lbgen_dpdk = {
+	.name = "dpdk",
+	.open = dpdk_open,
+	.send = dpdk_send,
+	.errors = dpdk_errors,
+	.close = dpdk_close,
+	.min_call_s = 0.001,
+};
 #else
 static int dpdk_none(const struct lbgen_opts *o, const struct lbgen_config *cfg, const uint8_t *frame,
 		     void **ret_state)
@@ -148,5 +155,5 @@ static int dpdk_none(const struct lbgen_opts *o, const struct lbgen_config *cfg,
 	return -EOPNOTSUPP;
 }
 
-const struct lbgen_transport lbgen_dpdk = { "dpdk", dpdk_none, NULL, NULL, NULL };
+const struct lbgen_transport lbgen_dpdk = { .name = "dpdk", .open = dpdk_none };
 #endif

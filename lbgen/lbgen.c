@@ -30,6 +30,7 @@ struct thread {
 	int index, cpu, err;
 	_Atomic uint64_t sent, errors;
 	double start_s, end_s;
+	atomic_bool done; /* end_s is set */
 };
 
 static const struct lbgen_transport *transport;
@@ -55,15 +56,25 @@ static void on_signal(int sig)
 /* Unpaced sends last about this long (the last one ends with --duration). */
 #define SLICE_S 1.0
 
+/* Wakes a sender out of its send() (SIGUSR1; no SA_RESTART). */
+static void on_wake(int sig)
+{
+	(void)sig;
+}
+
 /*
- * Frames for the next unpaced send: SLICE_S at the rate seen so far (the
- * first send measures it), at least the transport's min_call_s and never
- * much past the end of --duration.
+ * Frames for the next unpaced send: until the run ends for an
+ * interruptible transport (the main thread's signal ends the call at the
+ * end of --duration), else SLICE_S at the rate seen so far (the first send
+ * measures it), at least the transport's min_call_s and never much past
+ * the end of --duration.
  */
 static uint64_t unpaced_slice(const struct thread *th, double pps_seen)
 {
 	double secs = SLICE_S;
 
+	if (transport->interruptible && opts.duration_s)
+		return UINT64_MAX;
 	if (pps_seen <= 0)
 		return 1u << 16;
 	if (opts.duration_s) {
@@ -126,6 +137,7 @@ static void *sender(void *arg)
 		}
 	}
 	th->end_s = now_s();
+	atomic_store(&th->done, true);
 	return NULL;
 }
 
@@ -396,6 +408,7 @@ int main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	sigaction(SIGUSR1, &(struct sigaction){ .sa_handler = on_wake }, NULL);
 	samples = calloc((size_t)(opts.duration_s + 2) * 2 + 64, sizeof(*samples));
 	prev = c0;
 	senders_cpu_time(&idle0, &cpu0);
@@ -418,14 +431,14 @@ int main(int argc, char **argv)
 		nanosleep(&tick, NULL);
 		now = now_s();
 		for (int t = 0; t < opts.threads; t++)
-			running |= threads[t].end_s == 0;
+			running |= !atomic_load(&threads[t].done);
 		if (opts.duration_s && now - t0 >= opts.duration_s)
 			stop = true;
 		if (now - last >= 1.0 || !running || stop) {
 			double dt = now - last;
 			struct sample s = { .t = now - t0 };
 
-			sent = total_sent();
+			sent = transport->sent_so_far ? transport->sent_so_far(tstate) : total_sent();
 			s.pps = (double)(sent - prev_sent) / dt;
 			if (counters && !lbgen_counters__read(counters, &cur)) {
 				s.lb_pps = (double)(cur.lb_packets - prev.lb_packets) / dt;
@@ -450,8 +463,16 @@ int main(int argc, char **argv)
 			break;
 	}
 	stop = true;
-	for (int t = 0; t < opts.threads; t++)
+	/* Senders in a long call: a signal until each has returned (one may come before its call). */
+	for (int t = 0; t < opts.threads; t++) {
+		struct timespec tick = { 0, 20 * 1000 * 1000 };
+
+		while (!atomic_load(&threads[t].done)) {
+			pthread_kill(threads[t].tid, SIGUSR1);
+			nanosleep(&tick, NULL);
+		}
 		pthread_join(threads[t].tid, NULL);
+	}
 	elapsed = now_s() - t0;
 	senders_cpu_time(&idle1, &cpu1);
 	idle_share = cpu1 > cpu0 ? (double)(idle1 - idle0) / (double)(cpu1 - cpu0) : 0;

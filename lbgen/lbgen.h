@@ -68,12 +68,21 @@ struct lbgen_transport {
 	int (*send)(void *state, int t, uint64_t n, uint64_t *ret_sent, uint64_t *ret_errors);
 	/* Errors found after sending (frames dropped before they left), all threads. */
 	uint64_t (*errors)(void *state);
+	/* Frames sent so far by all threads, calls in progress included (optional). */
+	uint64_t (*sent_so_far)(void *state);
 	void (*close)(void *state);
 	/*
 	 * Shortest worthwhile send() in seconds: a call's fixed cost must stay
 	 * small beside it.  Paced sends (--rate, -w) come in bursts this long.
 	 */
 	double min_call_s;
+	/*
+	 * send() returns what it sent, without an error, when a signal
+	 * interrupts it: an unpaced thread then sends until --duration ends in
+	 * one call, which the main thread ends with SIGUSR1 (for transports
+	 * whose every call costs a lot: live frames).
+	 */
+	bool interruptible;
 };
 
 extern const struct lbgen_transport lbgen_live, lbgen_xsk, lbgen_dpdk;

@@ -169,4 +169,10 @@ static void xsk_close(void *state)
 	free(s);
 }
 
-const struct lbgen_transport lbgen_xsk = { "xsk", xsk_open, xsk_send, NULL, xsk_close, 0.001 };
+const struct lbgen_transport lbgen_xsk = {
+	.name = "xsk",
+	.open = xsk_open,
+	.send = xsk_send,
+	.close = xsk_close,
+	.min_call_s = 0.001,
+};
