@@ -40,7 +40,14 @@ trap cleanup EXIT
 
 # ---- the kernel path: native XDP on veth, lbgen from one thread ---------------
 ip netns add "$ns"
-ip link add "$a" type veth peer name "$bdev" netns "$ns"
+# A queue per CPU, so lbgen's CPU sends into a queue of its own, whose NAPI
+# (the LB) its own xmit schedules; no IPv6 on the pair: a stray neighbour
+# discovery packet sent from the other CPU could start the LB's NAPI there,
+# and under lbgen's unbroken traffic it would stay there (another core).
+q=$(nproc)
+ip link add "$a" numtxqueues $q numrxqueues $q type veth peer name "$bdev" numtxqueues $q numrxqueues $q netns "$ns"
+sysctl -qw net.ipv6.conf."$a".disable_ipv6=1
+ip netns exec "$ns" sysctl -qw net.ipv6.conf."$bdev".disable_ipv6=1
 ip link set "$a" up
 ip -n "$ns" link set "$bdev" up
 kernel_run() { # PAIR -> $tmp/kernel-PAIR.json
