@@ -138,6 +138,7 @@ struct xlb_dp_vip {
 	uint32_t flags;	    /* XLB_VIP_F_* */
 	enum xlb_encap encap;
 	uint8_t ring_half;  /* the half packets read now */
+	uint32_t epoch;	    /* established-flow fast path: settings epoch, 0: none */
 };
 
 /* A connection-table entry (the 5-tuple as the client sent it). */

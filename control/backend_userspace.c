@@ -54,6 +54,7 @@ static const struct layout km_layouts[KM_CNT] = {
 	[KM_ALLOW] = L(LPM_TRIE, struct xlb_allow_key, __u32),
 	[KM_AFFINITY] = L(LRU_HASH, struct xlb_affinity_key, struct xlb_affinity),
 	[KM_FRAGS] = L(LRU_HASH, struct xlb_frag_key, struct xlb_frag),
+	[KM_VIP_FAST] = L(PERCPU_ARRAY, __u32, struct xlb_vip_fast),
 };
 static const char *const ud_names[UD_CNT] = { XLB_DPDK_STATUS_MAP, XLB_DPDK_PORT_MAP,
 					      XLB_DPDK_LCORE_MAP };

@@ -56,6 +56,7 @@ enum kmap {
 	KM_ALLOW,
 	KM_AFFINITY,
 	KM_FRAGS,
+	KM_VIP_FAST,
 	KM_CNT,
 };
 
@@ -106,6 +107,8 @@ struct kernel {
 	/* Per VIP id (max_vips of them): what this daemon knows of the maps. */
 	uint8_t *ring_half;
 	bool *vip_present;
+	bool *vip_fast; /* has the established-flow fast path (the VIP filter's fast bits) */
+	uint32_t next_epoch; /* the next VIP settings epoch (never reused: xlb_shared.h) */
 	uint64_t *retired_ns;
 	uint32_t *server_id;	 /* per real id (max_reals): pushed, to retire old ids */
 	struct xlb_ip *vip_addr; /* of the VIPs present: the VIP filter's input */

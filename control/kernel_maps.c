@@ -9,6 +9,14 @@
  * rewritten only after XLB_RING_GRACE_NS since the flip that retired it, so
  * a packet still holding the old meta (programs run under RCU, for
  * microseconds) never sees it change.
+ *
+ * Established-flow fast path.  A VIP whose packets need only the
+ * connection table (no flag of XLB_VIP_F_FAST_BLOCKERS, no affinity) gets
+ * an epoch, kept while its id, flags, encapsulation and affinity stay, new
+ * (from next_epoch, above every epoch the maps hold) when they change;
+ * xlb_vip_fast[id] goes to epoch 0 before the meta changes and to the new
+ * epoch once it is in (xlb_shared.h).  An entry stamped with an older
+ * epoch takes the VIP lookup again, which sees the new settings.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -84,21 +92,29 @@ int kernel_maps_init(struct kernel *k, struct xlb_err *err)
 	k->keys = malloc(k->ring_size * sizeof(*k->keys));
 	k->ring_half = calloc(k->max_vips, sizeof(*k->ring_half));
 	k->vip_present = calloc(k->max_vips, sizeof(*k->vip_present));
+	k->vip_fast = calloc(k->max_vips, sizeof(*k->vip_fast));
 	k->retired_ns = calloc(k->max_vips, sizeof(*k->retired_ns));
 	k->vip_addr = calloc(k->max_vips, sizeof(*k->vip_addr));
 	k->server_id = calloc(k->max_reals, sizeof(*k->server_id));
 	vips = calloc(k->max_vips, sizeof(*vips));
-	if (!k->keys || !k->ring_half || !k->vip_present || !k->retired_ns || !k->vip_addr ||
-	    !k->server_id || !vips) {
+	if (!k->keys || !k->ring_half || !k->vip_present || !k->vip_fast || !k->retired_ns ||
+	    !k->vip_addr || !k->server_id || !vips) {
 		free(vips);
 		return xlb_err_set(err, -ENOMEM, "out of memory");
 	}
-	/* What an adopted dataplane holds already counts for the VIP filter. */
+	/*
+	 * What an adopted dataplane holds already counts for the VIP filter,
+	 * and its epochs are never handed out again.
+	 */
+	k->next_epoch = 1;
 	n = kernel_vip_list(&(struct xlb_backend){ .priv = k }, vips, k->max_vips);
 	for (int i = 0; i < n && i < (int)k->max_vips; i++) {
+		if (vips[i].epoch >= k->next_epoch)
+			k->next_epoch = vips[i].epoch + 1;
 		if (vips[i].id >= k->max_vips)
 			continue;
 		k->vip_present[vips[i].id] = true;
+		k->vip_fast[vips[i].id] = vips[i].epoch != 0;
 		k->vip_addr[vips[i].id] = vips[i].addr;
 		k->ring_half[vips[i].id] = vips[i].ring_half;
 	}
@@ -111,6 +127,7 @@ void kernel_maps_free(struct kernel *k)
 	free(k->keys);
 	free(k->ring_half);
 	free(k->vip_present);
+	free(k->vip_fast);
 	free(k->retired_ns);
 	free(k->vip_addr);
 	free(k->server_id);
@@ -136,6 +153,8 @@ static int vip_filter_put(struct kernel *k, struct xlb_err *err)
 		kernel_to_dp_addr(&k->vip_addr[id], &a, &fam);
 		bit = xlb_vip_filter_bit(&a);
 		f.bits[bit / 64] |= 1ull << (bit % 64);
+		if (k->vip_fast[id])
+			f.fast_bits[bit / 64] |= 1ull << (bit % 64);
 	}
 	if (km_update(k, KM_VIP_FILTER, &zero, &f, BPF_ANY))
 		return kernel_map_err(err, "update xlb_vip_filter", errno);
@@ -250,6 +269,25 @@ static int write_half(struct kernel *k, uint32_t vip_id, unsigned int half, cons
 	return 0;
 }
 
+/* xlb_vip_fast[id] on every CPU: what the fast path knows of the VIP (epoch 0: nothing). */
+static int vip_fast_put(struct kernel *k, uint32_t id, uint32_t epoch, __u8 encap, struct xlb_err *err)
+{
+	struct xlb_vip_fast vals[k->ncpus > 0 ? k->ncpus : 1];
+
+	for (int c = 0; c < k->ncpus; c++)
+		vals[c] = (struct xlb_vip_fast){ .epoch = epoch, .encap = encap };
+	if (km_update(k, KM_VIP_FAST, &id, vals, BPF_ANY))
+		return kernel_map_err(err, "update xlb_vip_fast", errno);
+	k->vip_fast[id] = epoch != 0;
+	return 0;
+}
+
+/* May the VIP's established flows skip the VIP lookup (xlb_vip_epoch() in dataplane/conn.h)? */
+static bool vip_fast_eligible(const struct xlb_vip_meta *m)
+{
+	return !(m->flags & XLB_VIP_F_FAST_BLOCKERS) && !m->affinity_s && m->vip_num <= 0xffff;
+}
+
 int kernel_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip,
 			  const uint32_t *ring, struct xlb_err *err)
 {
@@ -264,15 +302,27 @@ int kernel_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip,
 		return xlb_err_set(err, -ERANGE, "VIP id %u out of range", vip->id);
 	vip_key_of(&vip->addr, vip->port, vip->proto, &key);
 	exists = !km_lookup(k, KM_VIPS, &key, &old);
-	/* The list first: a VIP that becomes allow-listed never passes an unlisted source. */
-	ret = allow_put(k, vip, err);
-	if (ret)
-		return ret;
 	meta.vip_num = vip->id;
 	meta.flags = vip->flags | (vip->allow_cnt ? XLB_VIP_F_ALLOWLIST : 0);
 	meta.encap = (__u8)vip->encap;
 	meta.affinity_s = vip->affinity_s;
 	meta.ring_half = exists && old.vip_num == vip->id ? old.ring_half : 0;
+	if (vip_fast_eligible(&meta)) {
+		bool same = exists && old.epoch && old.vip_num == meta.vip_num && old.flags == meta.flags &&
+			    old.encap == meta.encap && old.affinity_s == meta.affinity_s;
+
+		meta.epoch = same ? old.epoch : k->next_epoch++;
+	}
+	/* Established flows stop skipping the VIP lookup before its settings change. */
+	if (exists && old.epoch && old.epoch != meta.epoch && old.vip_num < be->max_vips) {
+		ret = vip_fast_put(k, old.vip_num, 0, 0, err);
+		if (ret)
+			return ret;
+	}
+	/* The list next: a VIP that becomes allow-listed never passes an unlisted source. */
+	ret = allow_put(k, vip, err);
+	if (ret)
+		return ret;
 	if (ring) {
 		unsigned int half = exists && old.vip_num == vip->id ? !old.ring_half : 0;
 
@@ -283,6 +333,11 @@ int kernel_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip,
 	}
 	if (km_update(k, KM_VIPS, &key, &meta, BPF_ANY))
 		return kernel_map_err(err, "update xlb_vips", errno);
+	if (!exists || meta.epoch != old.epoch || k->vip_fast[vip->id] != (meta.epoch != 0)) {
+		ret = vip_fast_put(k, vip->id, meta.epoch, meta.encap, err);
+		if (ret)
+			return ret;
+	}
 	if (ring && exists)
 		k->retired_ns[vip->id] = kernel_now_ns();
 	/* The key moved to another id: the old id no longer holds it. */
@@ -318,6 +373,7 @@ int kernel_vip_list(struct xlb_backend *be, struct xlb_dp_vip *ret, size_t max)
 			ret[n].flags = meta.flags;
 			ret[n].encap = (enum xlb_encap)meta.encap;
 			ret[n].ring_half = meta.ring_half & 1;
+			ret[n].epoch = meta.epoch;
 		}
 		n++;
 	}
@@ -360,6 +416,13 @@ int kernel_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t p
 	bool addr_used = false;
 
 	vip_key_of(addr, port, proto, &key);
+	/* Its established flows take the VIP lookup (and pass) from now on. */
+	if (id < be->max_vips) {
+		int ret = vip_fast_put(k, id, 0, 0, err);
+
+		if (ret)
+			return ret;
+	}
 	if (km_delete(k, KM_VIPS, &key) && errno != ENOENT)
 		return kernel_map_err(err, "delete from xlb_vips", errno);
 	if (id < be->max_vips) {
@@ -385,5 +448,5 @@ int kernel_vip_del(struct xlb_backend *be, const struct xlb_ip *addr, uint16_t p
 		if (km_delete(k, KM_VIP_ADDRS, &akey) && errno != ENOENT)
 			return kernel_map_err(err, "delete from xlb_vip_addrs", errno);
 	}
-	return addr_used ? 0 : vip_filter_put(k, err);
+	return vip_filter_put(k, err);
 }

@@ -42,6 +42,7 @@ const char *const kernel_map_names[KM_CNT] = {
 	[KM_ALLOW] = "xlb_allow",
 	[KM_AFFINITY] = "xlb_affinity",
 	[KM_FRAGS] = "xlb_frags",
+	[KM_VIP_FAST] = "xlb_vip_fast",
 };
 
 /* Which setting sizes a map. */
@@ -52,6 +53,7 @@ static const struct {
 	enum size_kind kind;
 } sized_maps[] = {
 	{ KM_VIPS, SZ_VIPS },	    { KM_VIP_ADDRS, SZ_VIPS },	 { KM_VIP_STATS, SZ_VIPS },
+	{ KM_VIP_FAST, SZ_VIPS },
 	{ KM_REALS, SZ_REALS },	    { KM_REAL_STATS, SZ_REALS }, { KM_RINGS, SZ_RINGS },
 	{ KM_CONNS, SZ_LRU },
 };

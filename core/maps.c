@@ -10,6 +10,7 @@
  * while a packet thread still holds its value pointer is recycled: the
  * program then sees the new contents, never unmapped memory.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -399,9 +400,27 @@ static void *array_lookup_raw(struct xbpf_map *map, const void *key)
 	return __xbpf_array_elem(map, key);
 }
 
+/*
+ * Every CPU's value of a per-CPU element, in whole 8-byte words as the
+ * kernel's bpf_long_memcpy() copies them: a program reading an 8-byte
+ * field while the control plane rewrites it sees the old or the new word,
+ * which xlb's fast-path epochs rely on (dataplane/xlb_shared.h).  The
+ * stride is a multiple of 8 and elements are 8-aligned.
+ */
+static void copy_percpu_words(uint8_t *dst, const void *value, size_t len)
+{
+	_Atomic uint64_t *d = (_Atomic uint64_t *)(void *)dst;
+
+	for (size_t i = 0; i < len / 8; i++) {
+		uint64_t w;
+
+		memcpy(&w, (const uint8_t *)value + i * 8, 8);
+		atomic_store_explicit(&d[i], w, memory_order_relaxed);
+	}
+}
+
 static void copy_values(struct xbpf_map *map, uint8_t *dst, const void *value, int cpu)
 {
-
 	if (!map->percpu) {
 		__xbpf_value_write(map, dst, value, false);
 		return;
@@ -410,7 +429,7 @@ static void copy_values(struct xbpf_map *map, uint8_t *dst, const void *value, i
 		memcpy(dst + (size_t)cpu * map->stride, value, map->val_size);
 		return;
 	}
-	memcpy(dst, value, (size_t)map->cpu_vals * map->stride);
+	copy_percpu_words(dst, value, (size_t)map->cpu_vals * map->stride);
 }
 
 static int array_update(struct xbpf_map *map, const void *key, const void *value, uint64_t flags,

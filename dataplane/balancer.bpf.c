@@ -9,16 +9,18 @@
  * three functions: the entry (parsing, the VIP filter and lookup: host
  * traffic passes without a call), xlb_balance() (connection table, ring)
  * and xlb_forward() (encapsulation), two calls per VIP packet instead of
- * eleven: each costs a prologue, an epilogue and a return thunk.  A new
- * flow's hash (xlb_flow_hash_words(), xlb_shared.h: only when the table
- * has no entry) and ring pick are inlined too; rarer steps (ICMP,
- * fragments, QUIC, affinity, the insert of a new flow, too big) stay
- * subprograms.
+ * eleven: each costs a prologue, an epilogue and a return thunk.  An
+ * established flow's packet usually meets its connection-table entry
+ * before any VIP lookup (conn.h, xlb_conn_fast()) and makes one call,
+ * xlb_forward().  A new flow's hash (xlb_flow_hash_words(), xlb_shared.h:
+ * only when the table has no entry) and ring pick are inlined too; rarer
+ * steps (ICMP, fragments, QUIC, affinity, the insert of a new flow, too
+ * big) stay subprograms.
  *
  *   parse.h     Ethernet/VLAN, IPv4/IPv6 (+ fragment header), TCP/UDP
  *   vip.h       VIP lookup, VIP addresses, source allow-lists
  *   icmp.h      ICMP to VIP addresses: echo, errors to the flow's real
- *   conn.h      connection table, session affinity
+ *   conn.h      connection table (and its fast path), session affinity
  *   quic.h      QUIC server ids from the connection ID
  *   frag.h      fragments: the first balanced, the later ones follow
  *   tx.h        interface settings, too big, encapsulation, XDP_TX/redirect
@@ -165,16 +167,27 @@ static __noinline int xlb_balance(struct xdp_md *ctx, struct xlb_pkt *pkt,
 	return FURTHER_PROCESSING;
 }
 
+/* A packet the established-flow fast path may take: TCP without a lone SYN, UDP; whole, no ICMP error. */
+static __always_inline int xlb_fast_candidate(const struct xlb_pkt *pkt)
+{
+	if (pkt->frag || pkt->icmp_err)
+		return 0;
+	if (pkt->flow.proto == IPPROTO_UDP)
+		return 1;
+	return pkt->flow.proto == IPPROTO_TCP && (pkt->tcp_flags & (TCP_FLAG_SYN | TCP_FLAG_ACK)) != TCP_FLAG_SYN;
+}
+
 static __always_inline int xlb_process(struct xdp_md *ctx, struct xlb_pkt *pkt)
 {
 	const struct xlb_config *cfg;
 	__u32 zero = 0;
-	int ret;
+	int ret, addr;
 
 	ret = xlb_parse(ctx, pkt);
 	if (ret != FURTHER_PROCESSING)
 		return ret;
-	if (!xlb_maybe_vip_addr(pkt))
+	addr = xlb_filter_vip_addr(pkt);
+	if (addr == XLB_NOT_VIP_ADDR)
 		return pkt->frag ? -XLB_PASS_FRAGMENT : -XLB_PASS_NOT_VIP;
 	if (pkt->flow.proto == IPPROTO_ICMP || pkt->flow.proto == IPPROTO_ICMPV6) {
 		if (!xlb_enable_icmp)
@@ -193,6 +206,9 @@ static __always_inline int xlb_process(struct xdp_md *ctx, struct xlb_pkt *pkt)
 		ret = xlb_frag_follow(pkt, cfg);
 		if (ret == FURTHER_PROCESSING)
 			xlb_count_vip(pkt->vip.vip_num, pkt->frame_len);
+	} else if (addr == XLB_MAYBE_FAST_ADDR && xlb_fast_candidate(pkt) && xlb_conn_fast(pkt, cfg)) {
+		xlb_count_vip(pkt->vip.vip_num, pkt->frame_len);
+		ret = FURTHER_PROCESSING;
 	} else {
 		/* here, not in xlb_balance(): host traffic passes without a call */
 		ret = xlb_lookup_vip(pkt);

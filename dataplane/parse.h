@@ -61,7 +61,8 @@ struct xlb_pkt {
 	__u8 icmp_err;	 /* flow taken from an ICMP error's embedded headers */
 	__u8 frag;	 /* enum xlb_frag_kind */
 	__u8 df;	 /* IPv4 "don't fragment" */
-	__u8 pad[2];
+	__u8 conn_absent; /* the fast path found no table entry: no second lookup */
+	__u8 pad;
 	__u32 frag_id;	 /* IPv4 identification / IPv6 fragment id, host order */
 };
 

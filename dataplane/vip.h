@@ -11,17 +11,27 @@
 #include "xlb_maps.h"
 #include "parse.h"
 
-/* The filter's answer: 0 when the destination is certainly no VIP address. */
-static __always_inline int xlb_maybe_vip_addr(const struct xlb_pkt *pkt)
+/* What the VIP address filter says of the destination. */
+enum xlb_filter_answer {
+	XLB_NOT_VIP_ADDR = 0,	 /* certainly no VIP address */
+	XLB_MAYBE_VIP_ADDR = 1,	 /* maybe: look the VIP up */
+	XLB_MAYBE_FAST_ADDR = 2, /* maybe, with fast-path VIPs: the table first */
+};
+
+static __always_inline int xlb_filter_vip_addr(const struct xlb_pkt *pkt)
 {
 	const struct xlb_vip_filter *f;
-	__u32 zero = 0, bit;
+	__u32 zero = 0, bit, word, shift;
 
 	f = bpf_map_lookup_elem(&xlb_vip_filter, &zero);
 	if (!f || !f->enabled)
-		return 1;
+		return XLB_MAYBE_FAST_ADDR; /* no hint: the table first is never wrong */
 	bit = xlb_vip_filter_bit(&pkt->flow.dst);
-	return (f->bits[(bit >> 6) & (XLB_VIP_FILTER_BITS / 64 - 1)] >> (bit & 63)) & 1;
+	word = (bit >> 6) & (XLB_VIP_FILTER_BITS / 64 - 1);
+	shift = bit & 63;
+	if (!((f->bits[word] >> shift) & 1))
+		return XLB_NOT_VIP_ADDR;
+	return ((f->fast_bits[word] >> shift) & 1) ? XLB_MAYBE_FAST_ADDR : XLB_MAYBE_VIP_ADDR;
 }
 
 static __always_inline int xlb_is_vip_addr(const struct xlb_pkt *pkt)

@@ -40,6 +40,14 @@ struct {
 	__uint(max_entries, 1);
 } xlb_vip_filter SEC(".maps");
 
+/* The established-flow fast path's view of each VIP (xlb_shared.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct xlb_vip_fast);
+	__uint(max_entries, XLB_MAX_VIPS);
+} xlb_vip_fast SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);

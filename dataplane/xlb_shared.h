@@ -17,6 +17,7 @@
  *  xlb_vips         HASH (NO_PREALLOC)  struct xlb_vip_key    struct xlb_vip_meta   XLB_MAX_VIPS
  *  xlb_vip_addrs    HASH                struct xlb_addr_key   __u32 (vip_num)       XLB_MAX_VIPS
  *  xlb_vip_filter   ARRAY               __u32 0               struct xlb_vip_filter 1
+ *  xlb_vip_fast     PERCPU_ARRAY        __u32 vip_num         struct xlb_vip_fast   XLB_MAX_VIPS
  *  xlb_reals        ARRAY               __u32 real_num        struct xlb_real       XLB_MAX_REALS
  *  xlb_rings        ARRAY               __u32 (see below)     __u32 real_num        XLB_RING_MAP_SIZE
  *  xlb_conns        LRU_HASH (NO_COMMON_LRU) struct xlb_flow_key struct xlb_conn    XLB_LRU_SIZE
@@ -50,7 +51,30 @@
  * address sharing its bit) goes on to the VIP lookup.  With .enabled 0 the
  * filter is not consulted.  Control rebuilds the filter when a VIP address
  * goes away: set bits first and clear stale ones after, so a VIP address
- * never reads as clear.
+ * never reads as clear.  .fast_bits, at the same bit, says that some VIP
+ * of the address has the established-flow fast path (below): only then do
+ * its packets look the connection table up before the VIP.  It is a hint:
+ * either answer leads to the same verdict, a wrong one costs a lookup.
+ *
+ * Established-flow fast path.  A packet of an established flow (TCP
+ * without SYN, UDP; no fragment, no ICMP error) to an address with a fast
+ * bit looks its 5-tuple up in xlb_conns first; when the entry holds a
+ * real and its (vip_num, vip_epoch) match xlb_vip_fast[vip_num] (the
+ * current CPU's copy), the packet is forwarded with that entry's real and
+ * hash and xlb_vip_fast's encapsulation, without the VIP lookup: one hash
+ * lookup instead of two (XLB_EV_LRU_HIT and XLB_EV_LRU_HIT_FAST).  Anything
+ * else takes the VIP lookup as before, which also rewrites a stale stamp.
+ * Epochs are what make this safe: control gives a VIP a new epoch
+ * (xlb_vip_meta.epoch, never reused, never 0) whenever its vip_num, flags,
+ * encapsulation or affinity change, and epoch 0 to a VIP whose packets
+ * need more than the table (XLB_VIP_F_FAST_BLOCKERS, session affinity);
+ * a packet that inserts or hits an entry through the VIP lookup stamps it
+ * with the epoch of the meta it read (0 for such a VIP, whatever the meta
+ * says).  Order of control's writes: xlb_vip_fast[vip_num] to epoch 0
+ * before a VIP's settings change or it goes away, the new meta, then
+ * xlb_vip_fast[vip_num] = { epoch, encap } (all CPUs) once the meta is in;
+ * a ring flip keeps the epoch.  A per-CPU array because the kernel copies
+ * per-CPU values in whole 8-byte words: an entry is read whole.
  *
  * Reals.  real_num 0 is reserved: "no real" (an empty ring slot).  Control
  * uses 1 .. XLB_MAX_REALS-1.  XLB_REAL_F_DRAIN marks a real that takes no
@@ -84,7 +108,8 @@
  * max-vips / max-reals / ring-size settings, xlb-dpdk from its options):
  * the balancer's rodata xlb_max_vips, xlb_max_reals, xlb_ring_size (a
  * prime) and the max_entries of
- *     xlb_vips, xlb_vip_addrs, xlb_vip_stats      max_vips
+ *     xlb_vips, xlb_vip_addrs, xlb_vip_fast,
+ *     xlb_vip_stats                               max_vips
  *     xlb_reals, xlb_real_stats                   max_reals
  *     xlb_rings                                   max_vips * 2 * ring_size
  *     xlb_hc_reals (healthcheck.bpf.o)            max_reals
@@ -303,12 +328,24 @@ struct xlb_vip_meta {
 	__u8 ring_half;	  /* active half of the VIP's ring: 0 or 1 */
 	__u8 encap;	  /* enum xlb_encap */
 	__u16 affinity_s; /* session affinity timeout, seconds; 0: none */
+	__u32 epoch;	  /* established-flow fast path: the settings' epoch; 0: none */
 };
+
+/* What an established flow of the VIP needs, valid for flows stamped with epoch. */
+struct xlb_vip_fast {
+	__u32 epoch; /* 0: the VIP has no fast path */
+	__u8 encap;  /* enum xlb_encap */
+	__u8 pad[3];
+};
+
+/* VIP flags whose packets need more than the connection table: no fast path. */
+#define XLB_VIP_F_FAST_BLOCKERS (XLB_VIP_F_NO_LRU | XLB_VIP_F_LOCAL | XLB_VIP_F_QUIC | XLB_VIP_F_ALLOWLIST)
 
 struct xlb_vip_filter {
 	__u32 enabled; /* 0: not consulted */
 	__u32 pad;
 	__u64 bits[XLB_VIP_FILTER_BITS / 64];
+	__u64 fast_bits[XLB_VIP_FILTER_BITS / 64]; /* an address with a fast-path VIP */
 };
 
 /* Key of xlb_vip_addrs and xlb_decap_addrs. */
@@ -353,7 +390,9 @@ struct xlb_conn {
 	__u32 hash;	/* flow hash after the VIP's flags */
 	__u64 atime_ns; /* UDP: bpf_ktime_get_ns() of the last packet; TCP: 0 */
 	__u8 state;	/* enum xlb_conn_state */
-	__u8 pad[7];
+	__u8 pad;
+	__u16 vip_num;	 /* the VIP the entry was stamped for (fast path) */
+	__u32 vip_epoch; /* its epoch then; 0: no fast path */
 };
 
 struct xlb_affinity_key {
@@ -531,13 +570,14 @@ enum xlb_reason {
 	X(XLB_EV_AFFINITY_HIT, 14, "affinity_hit")		  \
 	X(XLB_EV_FRAG_TRACKED, 15, "frag_tracked") /* first */	  \
 	X(XLB_EV_FRAG_FOLLOW, 16, "frag_follow")   /* later */	  \
-	X(XLB_EV_CONN_CLOSED, 17, "conn_closed")   /* FIN/RST */
+	X(XLB_EV_CONN_CLOSED, 17, "conn_closed")   /* FIN/RST */	  \
+	X(XLB_EV_LRU_HIT_FAST, 18, "lru_hit_fast") /* no VIP lookup */
 
 enum xlb_event {
 #define XLB_EVENT_ENUM(sym, val, name) sym = val,
 	XLB_EVENTS(XLB_EVENT_ENUM)
 #undef XLB_EVENT_ENUM
-	XLB_EVENT_MAX = 18,
+	XLB_EVENT_MAX = 19,
 };
 
 /*
@@ -629,7 +669,8 @@ static inline const char *xlb_event_name(unsigned int event)
 /* Layout checks: BPF and userspace must agree byte for byte. */
 _Static_assert(sizeof(union xlb_addr) == 16, "xlb_addr");
 _Static_assert(sizeof(struct xlb_vip_key) == 20, "xlb_vip_key");
-_Static_assert(sizeof(struct xlb_vip_meta) == 12, "xlb_vip_meta");
+_Static_assert(sizeof(struct xlb_vip_meta) == 16, "xlb_vip_meta");
+_Static_assert(sizeof(struct xlb_vip_fast) == 8, "xlb_vip_fast");
 _Static_assert(sizeof(struct xlb_addr_key) == 20, "xlb_addr_key");
 _Static_assert(sizeof(struct xlb_real) == 20, "xlb_real");
 _Static_assert(sizeof(struct xlb_flow_key) == 40, "xlb_flow_key");
@@ -639,7 +680,7 @@ _Static_assert(sizeof(struct xlb_affinity) == 16, "xlb_affinity");
 _Static_assert(sizeof(struct xlb_frag_key) == 40, "xlb_frag_key");
 _Static_assert(sizeof(struct xlb_frag) == 16, "xlb_frag");
 _Static_assert(sizeof(struct xlb_allow_key) == 24, "xlb_allow_key");
-_Static_assert(sizeof(struct xlb_vip_filter) == 8 + XLB_VIP_FILTER_BITS / 8, "xlb_vip_filter");
+_Static_assert(sizeof(struct xlb_vip_filter) == 8 + XLB_VIP_FILTER_BITS / 4, "xlb_vip_filter");
 _Static_assert(sizeof(struct xlb_config) == 64, "xlb_config");
 _Static_assert(sizeof(struct xlb_iface) == 20, "xlb_iface");
 _Static_assert(sizeof(struct xlb_counter) == 16, "xlb_counter");

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * xlb-bench-balancer - ns per packet of the XDP balancer on its three paths
- * (established flow: LRU hit; TCP SYN: ring pick + LRU insert; non-VIP:
- * XDP_PASS), next to the seeds' test_xdp_noinline on its harness packet,
+ * (established flow: LRU hit before any VIP lookup, the fast path; TCP
+ * SYN: ring pick + LRU insert; non-VIP: XDP_PASS), next to the seeds'
+ * test_xdp_noinline on its harness packet,
  * under the kernel, then under xlb's interpreter and JIT next to the kernel.
  *
  * Every figure is BPF_PROG_TEST_RUN with repeat through bench_path
@@ -36,7 +37,7 @@ enum { CASE_SEED, CASE_EST, CASE_SYN, CASE_NONVIP, CASE_CNT };
 
 static const char *const case_names[CASE_CNT] = {
 	"seed test_xdp_noinline (pkt_v4: LRU miss, ring pick)",
-	"established flow (LRU hit)",
+	"established flow (LRU hit, fast path)",
 	"TCP SYN (ring pick + LRU insert)",
 	"non-VIP (XDP_PASS)",
 };
@@ -106,7 +107,6 @@ static int setup_xlb(struct testbed_engine *e)
 		}
 	}
 	err = testbed_engine__map_update(e, "xlb_vip_addrs", &ak, &vm.vip_num);
-	err = err ?: testbed_engine__map_update(e, "xlb_vip_filter", &zero, &filter);
 	cfg.src4 = inet_addr("10.255.0.0");
 	for (i = 0; !err && i < XLB_RING_SIZE; i++) {
 		val = 1 + i % 3;
@@ -118,7 +118,19 @@ static int setup_xlb(struct testbed_engine *e)
 		r.addr.v4 = htonl(0x0a000000 + i);
 		err = testbed_engine__map_update(e, "xlb_reals", &i, &r);
 	}
+	/* the VIP's established-flow fast path, as xlbd sets it: an epoch in the meta and in xlb_vip_fast */
+	vm.epoch = 1;
+	filter.fast_bits[bit / 64] |= 1ull << (bit % 64);
+	err = err ?: testbed_engine__map_update(e, "xlb_vip_filter", &zero, &filter);
 	err = err ?: testbed_engine__map_update(e, "xlb_vips", &vk, &vm);
+	if (!err) {
+		int cnt = testbed_engine__map_value_cnt(e, "xlb_vip_fast");
+		struct xlb_vip_fast fast[cnt > 0 ? cnt : 1];
+
+		for (int c = 0; c < cnt; c++)
+			fast[c] = (struct xlb_vip_fast){ .epoch = vm.epoch, .encap = vm.encap };
+		err = cnt > 0 ? testbed_engine__map_update(e, "xlb_vip_fast", &vm.vip_num, fast) : -EINVAL;
+	}
 	return err ?: testbed_engine__map_update(e, "xlb_config", &zero, &cfg);
 }
 
@@ -169,10 +181,12 @@ static void open_cases(enum testbed_engine_kind kind, const char *balancer, cons
 		.counters = { SEED_V1(SEED_VIP_NUM, 1), SEED_V2(512, 1), SEED_V2(513, 1) } };
 	ec->c[CASE_EST] = (struct bench_case){ .name = case_names[CASE_EST], .engine = ec->xlb,
 		.pkt = (uint8_t *)&pkt_est, .len = sizeof(pkt_est), .retval = 3 /* XDP_TX */,
-		.counters = { EVENT(XLB_EV_LRU_HIT, 1), EVENT(XLB_EV_NEW_FLOW, 0), EVENT(XLB_EV_TX, 1) } };
+		.counters = { EVENT(XLB_EV_LRU_HIT, 1), EVENT(XLB_EV_LRU_HIT_FAST, 1), EVENT(XLB_EV_NEW_FLOW, 0),
+			      EVENT(XLB_EV_TX, 1) } };
 	ec->c[CASE_SYN] = (struct bench_case){ .name = case_names[CASE_SYN], .engine = ec->xlb,
 		.pkt = (uint8_t *)&pkt_syn, .len = sizeof(pkt_syn), .retval = 3,
-		.counters = { EVENT(XLB_EV_NEW_FLOW, 1), EVENT(XLB_EV_LRU_HIT, 0), EVENT(XLB_EV_TX, 1) } };
+		.counters = { EVENT(XLB_EV_NEW_FLOW, 1), EVENT(XLB_EV_LRU_HIT, 0), EVENT(XLB_EV_LRU_HIT_FAST, 0),
+			      EVENT(XLB_EV_TX, 1) } };
 	ec->c[CASE_NONVIP] = (struct bench_case){ .name = case_names[CASE_NONVIP], .engine = ec->xlb,
 		.pkt = (uint8_t *)&pkt_nonvip, .len = sizeof(pkt_nonvip), .retval = 2 /* XDP_PASS */,
 		.counters = { REASON(XLB_PASS_NOT_VIP, 1), EVENT(XLB_EV_TX, 0) } };

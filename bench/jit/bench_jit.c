@@ -199,11 +199,17 @@ static void bench_seeds(const char *seeds_dir, const char *workdir)
 	}
 }
 
-/* One VIP 10.0.0.1:80/tcp, one real 10.1.0.1 in every ring slot, IPIP out. */
+/*
+ * One VIP 10.0.0.1:80/tcp, one real 10.1.0.1 in every ring slot, IPIP out,
+ * with the established-flow fast path as xlbd sets it (an epoch in the
+ * meta and in xlb_vip_fast).
+ */
 static int balancer_setup(struct testbed_engine *e)
 {
 	struct xlb_vip_key vk = { .port = htons(80), .proto = 6, .family = XLB_FAMILY_V4 };
-	struct xlb_vip_meta vm = { .vip_num = 0 };
+	struct xlb_vip_meta vm = { .vip_num = 0, .epoch = 1 };
+	int cnt = testbed_engine__map_value_cnt(e, "xlb_vip_fast");
+	struct xlb_vip_fast fast[cnt > 0 ? cnt : 1];
 	struct xlb_real real = { .family = XLB_FAMILY_V4 };
 	struct xlb_config cfg = { .gw_mac = { 2, 0, 0, 0, 0, 1 }, .src4_plen = 16 };
 	uint32_t key = 1, zero = 0;
@@ -212,7 +218,10 @@ static int balancer_setup(struct testbed_engine *e)
 	vk.addr.v4 = inet_addr("10.0.0.1");
 	real.addr.v4 = inet_addr("10.1.0.1");
 	cfg.src4 = inet_addr("10.255.0.0");
-	err = testbed_engine__map_update(e, "xlb_vips", &vk, &vm);
+	for (int c = 0; c < cnt; c++)
+		fast[c] = (struct xlb_vip_fast){ .epoch = vm.epoch, .encap = vm.encap };
+	err = cnt > 0 ? testbed_engine__map_update(e, "xlb_vip_fast", &vm.vip_num, fast) : -EINVAL;
+	err = err ?: testbed_engine__map_update(e, "xlb_vips", &vk, &vm);
 	err = err ?: testbed_engine__map_update(e, "xlb_reals", &key, &real);
 	err = err ?: testbed_engine__map_update(e, "xlb_config", &zero, &cfg);
 	for (uint32_t slot = 0; slot < XLB_RING_SIZE && !err; slot++)

@@ -37,7 +37,7 @@ struct bench_counter {
 	uint32_t per_run;
 };
 
-#define BENCH_COUNTERS_MAX 3
+#define BENCH_COUNTERS_MAX 4
 
 struct bench_case {
 	const char *name;

@@ -108,12 +108,13 @@ def flow_of(pkt):
 
 def balanced(name, pkt, v, expect_real=None, syn=None, lru_use=True, note_lru=True,
              stats=True, retval=XDP_TX, src_mac=LB_MAC, quic_real=None, new_flow=None,
-             cpu=None, ifindex=None, gw_mac=GW_MAC, real=None):
+             cpu=None, ifindex=None, gw_mac=GW_MAC, real=None, events=None):
     """A row whose packet must leave encapsulated toward its real.
 
     new_flow, when given, is how much the VIP's and the real's new_flows
     (word 2 of struct xlb_lb_counter) must grow; real forces the real (an
-    affinity the generator tracks itself)."""
+    affinity the generator tracks itself); events, {name: delta}, how much
+    event counters must grow."""
     f = flow_of(pkt)
     flags = VIPS[v][3]
     h = flow_hash(*f, flags=flags)
@@ -144,6 +145,8 @@ def balanced(name, pkt, v, expect_real=None, syn=None, lru_use=True, note_lru=Tr
         if new_flow is not None:
             t.stat('xlb_vip_stats:2', v, new_flow)
             t.stat('xlb_real_stats:2', real, new_flow)
+    for ev, d in (events or {}).items():
+        t.stat('xlb_event_stats', EV[ev], d)
     t.run(pkt, retval, 0, encap(pkt, v, real, h, src_mac, gw_mac))
     return real
 
@@ -733,6 +736,110 @@ t.run(pkt, XDP_PASS, R['PASS_NOT_VIP'], pkt)
 t.row('filter disabled')
 t.update('xlb_vip_filter', u32(0), vip_filter([], enabled=0))
 balanced('filter disabled: every address looked up', tcp_pkt(CLIENT, '192.0.2.18', 45001, 80, 'S'), 12)
+
+# ---- the established-flow fast path ----------------------------------------
+# VIPs 17 (TCP) and 18 (UDP) on one address, with epochs as control gives
+# them (xlb_shared.h): an established flow's entry is stamped with its VIP
+# and epoch, and while xlb_vip_fast holds that epoch the packet is
+# forwarded without the VIP lookup (LRU_HIT_FAST).
+FST = '192.0.2.22'
+FAST_MASK = bytes([0xff] * 8) + bytes(8) + bytes([0xff, 0, 0xff, 0xff]) + bytes([0xff] * 4)
+VIPS[17] = (FST, 80, 6, 0, ENCAP_IP, P4)
+VIPS[18] = (FST, 53, 17, 0, ENCAP_IP, P4)
+state[17] = {'half': 0, 'pattern': P4}
+state[18] = {'half': 0, 'pattern': P4}
+
+
+def fast_vip(v, epoch, fast_epoch=None, flags=0, affinity_s=0, encap=ENCAP_IP):
+    """VIP v's meta with epoch, and xlb_vip_fast[v] (fast_epoch, default the same)."""
+    addr, port, proto, _, _, _ = VIPS[v]
+    t.update('xlb_vips', vip_key(addr, port, proto),
+             vip_meta(v, flags, state[v]['half'], encap, affinity_s, epoch))
+    t.update('xlb_vip_fast', u32(v), vip_fast(epoch if fast_epoch is None else fast_epoch, encap))
+
+
+FAST = {'LRU_HIT': 1, 'LRU_HIT_FAST': 1}
+SLOW_HIT = {'LRU_HIT': 1, 'LRU_HIT_FAST': 0}
+t.row('fast: setup')
+fast_vip(17, 101)
+fast_vip(18, 102)
+t.ring(17, 0, P4)
+t.ring(18, 0, P4)
+t.update('xlb_vip_addrs', addr_key(FST), u32(1))
+fs, fa = tcp_pkt(CLIENT, FST, 46000, 80, 'S'), tcp_pkt(CLIENT, FST, 46000, 80, 'A')
+fk, fh = flow_key(CLIENT, FST, 46000, 80, 6), flow_hash(CLIENT, FST, 46000, 80, 6)
+rf = balanced('fast: a syn takes the ring', fs, 17, new_flow=1, events={'LRU_HIT_FAST': 0})
+t.row('fast: the entry is stamped with vip 17, epoch 101')
+t.check('xlb_conns', fk, conn_val(rf, fh, 0, CONN_NEW, 17, 101), FAST_MASK)
+balanced('fast: the ack is forwarded from the entry', fa, 17, expect_real=rf, events=FAST)
+t.row('fast: without the vip meta (proof that it is not read)')
+t.delete('xlb_vips', vip_key(FST, 80, 6))
+balanced('fast: no vip lookup', fa, 17, expect_real=rf, events=FAST)
+t.row('fast: the encapsulation is xlb_vip_fast\'s')
+fast_vip(17, 101)
+t.update('xlb_vip_fast', u32(17), vip_fast(101, ENCAP_GUE))
+VIPS[17] = (FST, 80, 6, 0, ENCAP_GUE, P4)
+balanced('fast: gue from xlb_vip_fast', fa, 17, expect_real=rf, events=FAST)
+VIPS[17] = (FST, 80, 6, 0, ENCAP_IP, P4)
+t.row('fast: epoch 0 in xlb_vip_fast (settings changing): the vip lookup')
+fast_vip(17, 101, fast_epoch=0)
+balanced('fast: off, the same real', fa, 17, expect_real=rf, events=SLOW_HIT)
+t.row('fast: the vip allow-listed (epoch 0): established flows are checked')
+fast_vip(17, 0, flags=F_ALLOWLIST)
+dropped('fast: an unlisted established flow is dropped', fa, 'DROP_NOT_ALLOWED')
+t.row('fast: plain again with a new epoch, xlb_vip_fast still 0')
+fast_vip(17, 103, fast_epoch=0)
+balanced('fast: the vip lookup restamps the entry', fa, 17, expect_real=rf, events=SLOW_HIT)
+t.row('fast: restamped 103')
+t.check('xlb_conns', fk, conn_val(rf, fh, 0, CONN_ESTABLISHED, 17, 103), FAST_MASK)
+t.row('fast: xlb_vip_fast 103')
+fast_vip(17, 103)
+balanced('fast: on again', fa, 17, expect_real=rf, events=FAST)
+t.row('fast: an entry of an older epoch takes the vip lookup once')
+fast_vip(17, 104)
+balanced('fast: stale stamp', fa, 17, expect_real=rf, events=SLOW_HIT)
+balanced('fast: then the fast path', fa, 17, expect_real=rf, events=FAST)
+t.row('fast: ring change: established flows keep their real')
+set_ring(17, 1, [x for x in P4 if x != rf])
+fast_vip(17, 104)
+balanced('fast: kept across the ring change', fa, 17, expect_real=rf, events=FAST)
+t.row('fast: the vip deleted')
+t.update('xlb_vip_fast', u32(17), vip_fast(0))
+t.delete('xlb_vips', vip_key(FST, 80, 6))
+passed('fast: packets of a deleted vip pass', fa, 'PASS_NOT_VIP')
+t.row('fast: a nonzero epoch in an affinity vip\'s meta stamps 0')
+fast_vip(17, 105, affinity_s=30)
+fs2, fa2 = tcp_pkt(CLIENT, FST, 46001, 80, 'S'), tcp_pkt(CLIENT, FST, 46001, 80, 'A')
+rf2 = balanced('fast: affinity vip syn', fs2, 17)
+t.row('fast: stamped 0')
+t.check('xlb_conns', flow_key(CLIENT, FST, 46001, 80, 6),
+        conn_val(rf2, flow_hash(CLIENT, FST, 46001, 80, 6), 0, CONN_NEW, 17, 0), FAST_MASK)
+balanced('fast: affinity vip ack takes the vip lookup', fa2, 17, expect_real=rf2, events=SLOW_HIT)
+t.row('fast: plain vip 17 again')
+fast_vip(17, 106)
+fm = tcp_pkt(CLIENT, FST, 46002, 80, 'A')
+t.row('fast: a non-syn miss looks the table up once')
+t.stat('xlb_event_stats', EV['LRU_MISS'], 1)
+rfm = balanced('fast: miss, then the ring', fm, 17, new_flow=1, events={'LRU_HIT': 0, 'LRU_HIT_FAST': 0})
+balanced('fast: and the next packet is fast', fm, 17, expect_real=rfm, events=FAST)
+fu = udp_pkt(CLIENT, FST, 5354, 53)
+ru = balanced('fast: udp first packet', fu, 18, new_flow=1, events={'LRU_HIT_FAST': 0})
+balanced('fast: udp established', fu, 18, expect_real=ru, events=FAST)
+t.row('fast: udp entry aged out: counted once, by the vip lookup')
+t.update('xlb_config', u32(0), cfg(udp_timeout_ns=1))
+t.stat('xlb_event_stats', EV['UDP_EXPIRED'], 1)
+t.stat('xlb_event_stats', EV['LRU_MISS'], 1)
+balanced('fast: udp aged out -> ring', fu, 18, syn=True, events={'LRU_HIT': 0, 'LRU_HIT_FAST': 0})
+t.update('xlb_config', u32(0), cfg())
+balanced('fast: udp fast again', fu, 18, expect_real=lru[flow_of(fu)], events=FAST)
+t.row('fast: the filter: a vip address without its fast bit')
+t.update('xlb_vip_filter', u32(0), vip_filter([FST]))
+balanced('fast: no fast bit, the vip lookup', fm, 17, expect_real=rfm, events=SLOW_HIT)
+t.row('fast: the filter: the fast bit set')
+t.update('xlb_vip_filter', u32(0), vip_filter([FST], fast=[FST]))
+balanced('fast: fast bit, the fast path', fm, 17, expect_real=rfm, events=FAST)
+t.row('fast: filter disabled again')
+t.update('xlb_vip_filter', u32(0), vip_filter([], enabled=0))
 
 # ---- truncation of valid packets ----------------------------------------
 def truncations(name, pkt, l2):

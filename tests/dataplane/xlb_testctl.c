@@ -189,8 +189,19 @@ static int cmd_balancer(int argc, char **argv)
 	if (!err && bpf_map_update_batch(map_fd(obj, "xlb_rings"), keys, ring, &count, NULL))
 		err = -errno;
 	meta.ring_half = 1;
+	/* the established-flow fast path, as xlbd sets it: epoch 1 in the meta and xlb_vip_fast */
+	meta.epoch = 1;
 	if (!err && bpf_map_update_elem(map_fd(obj, "xlb_vips"), &vkey, &meta, 0))
 		err = -errno;
+	if (!err) {
+		int ncpus = libbpf_num_possible_cpus();
+		struct xlb_vip_fast fast[ncpus > 0 ? ncpus : 1];
+
+		for (int c = 0; c < ncpus; c++)
+			fast[c] = (struct xlb_vip_fast){ .epoch = meta.epoch, .encap = meta.encap };
+		if (ncpus <= 0 || bpf_map_update_elem(map_fd(obj, "xlb_vip_fast"), &meta.vip_num, fast, 0))
+			err = ncpus <= 0 ? ncpus : -errno;
+	}
 	akey.addr = vkey.addr;
 	akey.family = vkey.family;
 	if (!err && bpf_map_update_elem(map_fd(obj, "xlb_vip_addrs"), &akey, &one, 0))

@@ -71,8 +71,13 @@ def vip_key(addr, port, proto):
     return addr16(addr) + struct.pack('!H', port) + bytes([proto, fam(addr)])
 
 
-def vip_meta(vip_num, flags=0, half=0, encap=ENCAP_IP, affinity_s=0):
-    return struct.pack('<IIBBH', vip_num, flags, half, encap, affinity_s)
+def vip_meta(vip_num, flags=0, half=0, encap=ENCAP_IP, affinity_s=0, epoch=0):
+    return struct.pack('<IIBBHI', vip_num, flags, half, encap, affinity_s, epoch)
+
+
+def vip_fast(epoch, encap=ENCAP_IP):
+    """struct xlb_vip_fast (the established-flow fast path's view of a VIP)."""
+    return struct.pack('<IB3x', epoch, encap)
 
 
 def addr_key(addr):
@@ -100,8 +105,8 @@ def flow_key(src, dst, sport, dport, proto):
     return addr16(src) + addr16(dst) + struct.pack('!HH', sport, dport) + bytes([proto, fam(dst), 0, 0])
 
 
-def conn_val(real, h, atime_ns=0, state=CONN_ESTABLISHED):
-    return struct.pack('<IIQB7x', real, h, atime_ns, state)
+def conn_val(real, h, atime_ns=0, state=CONN_ESTABLISHED, vip_num=0, epoch=0):
+    return struct.pack('<IIQBxHI', real, h, atime_ns, state, vip_num, epoch)
 
 
 def cid_v1(server_id, tail=b'\x11' * 5):
@@ -172,13 +177,16 @@ def vip_filter_bit(a):
     return ((x * 0x9e3779b1) & 0xffffffff) >> 20
 
 
-def vip_filter(addrs, enabled=1):
-    """struct xlb_vip_filter with the bits of addrs."""
-    bits = [0] * 64
+def vip_filter(addrs, enabled=1, fast=()):
+    """struct xlb_vip_filter with the bits of addrs, and the fast bits of fast."""
+    bits, fast_bits = [0] * 64, [0] * 64
     for a in addrs:
         n = vip_filter_bit(a)
         bits[n >> 6] |= 1 << (n & 63)
-    return struct.pack('<II', enabled, 0) + struct.pack('<64Q', *bits)
+    for a in fast:
+        n = vip_filter_bit(a)
+        fast_bits[n >> 6] |= 1 << (n & 63)
+    return struct.pack('<II', enabled, 0) + struct.pack('<64Q', *bits) + struct.pack('<64Q', *fast_bits)
 
 
 def outer_src4(prefix, plen, h):

@@ -57,6 +57,6 @@ xlbd_run -o "$balancer"
 rc=$?
 cat "$tmp/xlbd.log"
 [ $rc -ne 0 ] || fail "xlbd programmed maps of another layout"
-grep -q "xlb_vips is a hash map of 20-byte keys and 16-byte values" "$tmp/xlbd.log" ||
+grep -q "xlb_vips is a hash map of 20-byte keys and 20-byte values" "$tmp/xlbd.log" ||
 	fail "no layout message"
 echo PASS

@@ -128,7 +128,7 @@ static void other_layouts(void)
 
 	snprintf(spec.name, sizeof(spec.name), "xlb_vips");
 	m = xbpf_map__open_shared(path_of("xlb_vips"), &spec, 0);
-	EXPECT(!m && errno == EEXIST, "xlb_vips re-opened with 16-byte values: %s", strerror(errno));
+	EXPECT(!m && errno == EEXIST, "xlb_vips re-opened with %u-byte values: %s", spec.value_size, strerror(errno));
 	xbpf_map__free(m);
 	spec.value_size = sizeof(struct xlb_vip_meta);
 	spec.type = XBPF_MAP_LRU_HASH;
