@@ -42,7 +42,12 @@
  *  - once at most `endgame` slots are free, a real's next slot is the free
  *    slot with the smallest position in its permutation, and that position
  *    is (slot - offset) * skip^-1 mod M: the few free slots are scanned
- *    once per claim instead of probing thousands of taken ones.
+ *    once per claim instead of probing thousands of taken ones.  The
+ *    inverses of all endgame claims come from one extended Euclid
+ *    (Montgomery's trick), a position is Shoup's multiplication (no
+ *    division), and with AVX2 eight positions are one step: 256 free
+ *    slots, 1000 reals, 208k -> 54k cycles (rdtsc), so the AVX2 endgame
+ *    starts at 512 free slots.
  * Each gives exactly the slot the plain walk would (every slot before the
  * real's position was taken, and stays taken).
  */
@@ -50,7 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xlb_control.h"
+#include "maglev_impl.h"
 
 bool xlb_is_prime(uint32_t n)
 {
@@ -88,15 +93,6 @@ static inline uint32_t add_mod(uint32_t a, uint32_t b, uint32_t m)
 	return s >= m ? s - m : s;
 }
 
-/* x % m for x < 2^64 with a precomputed mu = floor((2^64 - 1) / m) (Barrett). */
-static inline uint64_t mod_barrett(uint64_t x, uint64_t m, uint64_t mu)
-{
-	uint64_t q = (uint64_t)(((unsigned __int128)x * mu) >> 64);
-	uint64_t r = x - q * m;
-
-	return r >= m ? r - m : r;
-}
-
 /* a^-1 mod the prime p (extended Euclid); a in [1, p). */
 static uint32_t inverse_mod(uint32_t a, uint32_t p)
 {
@@ -115,14 +111,45 @@ static uint32_t inverse_mod(uint32_t a, uint32_t p)
 	return (uint32_t)(t < 0 ? t + p : t);
 }
 
+static inline uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * Montgomery arithmetic mod the ring size m (odd, < 2^31) with R = 2^32:
+ * redc(t) = t * R^-1 mod m for t < m * R, where mneg = -m^-1 mod R and
+ * r2 = R^2 mod m.  The endgame's products of two variables, no division.
+ */
+struct mont {
+	uint32_t m, mneg, r2;
+};
+
+static struct mont mont_init(uint32_t m)
+{
+	uint32_t x = m; /* m * m = 1 mod 8: m^-1 to 3 bits, each step doubles them */
+
+	for (int i = 0; i < 4; i++)
+		x *= 2 - m * x;
+	return (struct mont){ m, -x, (uint32_t)((UINT64_MAX % m + 1) % m) };
+}
+
+static inline uint32_t redc(const struct mont *mt, uint64_t t)
+{
+	uint32_t u = (uint32_t)((t + (uint64_t)((uint32_t)t * mt->mneg) * mt->m) >> 32);
+
+	return min_u32(u, u - mt->m); /* u < 2m; a min, not a branch the predictor would miss */
+}
+
 /* Occupancy bitmap: slot s is bit s % 32 of word s / 32 (on x86 one `bt` tests it). */
 static inline uint32_t slot_bit(uint32_t s)
 {
 	return 1u << (s & 31);
 }
 
-/* Free slots below which the fill switches to the endgame (see the top). */
+/* Free slots below which the fill switches to the endgame (see the top); the AVX2 scan is ~9x faster. */
 #define MAGLEV_ENDGAME 256
+#define MAGLEV_ENDGAME_AVX2 512
 /* Claims computed ahead at a time. */
 #define CLAIM_BATCH 256
 
@@ -134,12 +161,12 @@ struct fill {
 	uint32_t *weight;
 	uint64_t *credit;
 	uint32_t *offset;   /* endgame only */
-	uint32_t *inv_skip; /* endgame only; 0: not computed yet (an inverse is never 0) */
 	size_t n;
 	size_t next; /* the turn the claim generator visits next */
 	uint64_t max_weight;
 	uint32_t *ring, *taken;
 	uint32_t size, filled;
+	bool simd; /* the AVX2 kernels */
 	uint32_t claim_cnt, claim_pos;
 	uint32_t claims[CLAIM_BATCH]; /* turns that claim next, in order */
 };
@@ -249,45 +276,92 @@ static void fill_walk(struct fill *f, uint32_t stop)
 }
 
 /*
- * Phase 2, the endgame: each claim takes the free slot that comes first in
- * the real's permutation, position (slot - offset) * skip^-1 mod size.
- * Every slot before the real's current position is taken, so this is the
- * slot its walk would reach.
+ * inv[k] = skip^-1 mod m of the k-th claimer, for every claim of the
+ * endgame, with one inversion (Montgomery's trick: the inverse of the
+ * prefix products, unwound); an extended Euclid per real cost more than
+ * the endgame's scan.
  */
-static void fill_endgame(struct fill *f, uint32_t *free_slots)
+static void endgame_inverses(const struct fill *f, const struct mont *mt, const uint32_t *turn, uint32_t *inv,
+			     uint32_t cnt)
 {
-	uint64_t size = f->size, mu = UINT64_MAX / f->size;
-	uint32_t free_cnt = 0;
+	uint32_t acc = 0, a;
+
+	for (uint32_t k = 0; k < cnt; k++) {
+		a = redc(mt, (uint64_t)f->skip[turn[k]] * mt->r2);
+		acc = k ? redc(mt, (uint64_t)acc * a) : a;
+		inv[k] = acc; /* (skip_0 ... skip_k) * R */
+	}
+	acc = redc(mt, (uint64_t)inverse_mod(redc(mt, acc), mt->m) * mt->r2);
+	for (uint32_t k = cnt - 1; k > 0; k--) {
+		a = redc(mt, (uint64_t)f->skip[turn[k]] * mt->r2);
+		inv[k] = redc(mt, redc(mt, (uint64_t)acc * inv[k - 1])); /* skip_k^-1 */
+		acc = redc(mt, (uint64_t)acc * a);
+	}
+	inv[0] = redc(mt, acc);
+}
+
+/*
+ * The index of the free slot that comes first in a real's permutation:
+ * least position (slot - offset) * inv mod m, by Shoup's multiplication
+ * (winv = inv * 2^32 / m: the quotient from one multiply, the remainder
+ * below 2m in 32-bit arithmetic, as m < 2^31).
+ */
+static uint32_t endgame_first(const uint32_t *free_slots, uint32_t cnt, uint32_t offset, uint32_t inv,
+			      uint32_t winv, uint32_t m)
+{
+	uint32_t best = UINT32_MAX, best_k = 0;
+
+	for (uint32_t k = 0; k < cnt; k++) {
+		uint32_t d = free_slots[k] - offset, q, pos;
+
+		d = min_u32(d, d + m); /* (slot - offset) mod m */
+		q = (uint32_t)((uint64_t)d * winv >> 32);
+		pos = d * inv - q * m;
+		pos = min_u32(pos, pos - m);
+		best_k = pos < best ? k : best_k;
+		best = min_u32(pos, best);
+	}
+	return best_k;
+}
+
+/*
+ * Phase 2, the endgame: each claim takes the free slot that comes first in
+ * the real's permutation.  Every slot before the real's current position
+ * is taken, so this is the slot its walk would reach.  buf: 3 * free slots.
+ */
+static void fill_endgame(struct fill *f, uint32_t *buf)
+{
+	const struct mont mt = mont_init(f->size);
+	uint32_t *free_slots = buf, *turn, *inv, cnt = 0;
 
 	for (uint32_t w = 0; w < (f->size + 31) / 32; w++)
 		for (uint32_t bits = ~f->taken[w]; bits; bits &= bits - 1) {
 			uint32_t s = w * 32 + (uint32_t)__builtin_ctz(bits);
 
 			if (s < f->size)
-				free_slots[free_cnt++] = s;
+				free_slots[cnt++] = s;
 		}
-	while (free_cnt) {
-		uint32_t t = next_claimer(f);
-		uint64_t best = UINT64_MAX, offset = f->offset[t], inv;
-		uint32_t best_k = 0;
+	if (!cnt)
+		return;
+	turn = free_slots + cnt;
+	inv = turn + cnt;
+	for (uint32_t k = 0; k < cnt; k++)
+		turn[k] = next_claimer(f);
+	endgame_inverses(f, &mt, turn, inv, cnt);
+	for (uint32_t k = 0; k < cnt; k++) {
+		uint32_t winv = (uint32_t)(((uint64_t)inv[k] << 32) / mt.m), j;
 
-		if (!f->inv_skip[t])
-			f->inv_skip[t] = inverse_mod(f->skip[t], f->size);
-		inv = f->inv_skip[t];
-		for (uint32_t k = 0; k < free_cnt; k++) {
-			uint64_t s = free_slots[k];
-			uint64_t d = s >= offset ? s - offset : s + size - offset;
-			uint64_t pos = mod_barrett(d * inv, size, mu);
+#if defined(__x86_64__)
+		if (f->simd)
+			j = xlb__maglev_first_avx2(free_slots, cnt - k, f->offset[turn[k]], inv[k], winv, mt.m);
+		else
+#endif
+			j = endgame_first(free_slots, cnt - k, f->offset[turn[k]], inv[k], winv, mt.m);
 
-			if (pos < best) {
-				best = pos;
-				best_k = k;
-			}
-		}
-		f->ring[free_slots[best_k]] = f->index[t];
-		free_slots[best_k] = free_slots[--free_cnt];
-		f->filled++;
+		f->ring[free_slots[j]] = f->index[turn[k]];
+		free_slots[j] = free_slots[cnt - k - 1];
 	}
+	f->filled = f->size;
 }
 
 /*
@@ -364,7 +438,7 @@ static struct turn *turns_sort(struct turn *a, struct turn *tmp, size_t n)
 /* The walk state's arrays, in one allocation (fill's array pointers into it). */
 static void *fill_alloc(struct fill *f, size_t n)
 {
-	uint8_t *mem = calloc(n, 6 * sizeof(uint32_t) + sizeof(uint64_t));
+	uint8_t *mem = calloc(n, 5 * sizeof(uint32_t) + sizeof(uint64_t));
 
 	if (!mem)
 		return NULL;
@@ -374,20 +448,20 @@ static void *fill_alloc(struct fill *f, size_t n)
 	f->index = f->skip + n;
 	f->weight = f->index + n;
 	f->offset = f->weight + n;
-	f->inv_skip = f->offset + n;
 	return mem;
 }
 
-int xlb_maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *ring, uint32_t size)
+int xlb__maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *ring, uint32_t size, bool simd)
 {
-	struct fill f = { .ring = ring, .size = size };
+	struct fill f = { .ring = ring, .size = size, .simd = simd };
 	struct turn *turns = NULL, *sorted;
-	uint32_t *free_slots = NULL, min_weight = UINT32_MAX, stop;
+	uint32_t *endgame = NULL, min_weight = UINT32_MAX, stop, eg;
 	void *walk = NULL;
 	size_t active = 0;
 	int err = 0;
 
-	if (!ring || size < 3 || !xlb_is_prime(size) || (n && !reals))
+	/* 2^31 slots and more (8 GiB) are refused: the fill's modular arithmetic is 32-bit */
+	if (!ring || size < 3 || size >= 1u << 31 || !xlb_is_prime(size) || (n && !reals))
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		if (!reals[i].weight)
@@ -409,9 +483,10 @@ int xlb_maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *ri
 	/* Only weighted reals take turns: the others never claim, so skipping them changes no claim. */
 	walk = fill_alloc(&f, active);
 	f.taken = calloc((size + 31) / 32, sizeof(*f.taken));
-	free_slots = calloc(MAGLEV_ENDGAME, sizeof(*free_slots));
+	eg = min_u32(size, simd ? MAGLEV_ENDGAME_AVX2 : MAGLEV_ENDGAME);
+	endgame = calloc(3 * (size_t)eg, sizeof(*endgame));
 	turns = calloc(2 * active, sizeof(*turns));
-	if (!walk || !f.taken || !free_slots || !turns) {
+	if (!walk || !f.taken || !endgame || !turns) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -430,16 +505,30 @@ int xlb_maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *ri
 	}
 	f.n = active;
 	/* Every slot gets a real below, so the ring needs no clearing first. */
-	stop = size > MAGLEV_ENDGAME ? size - MAGLEV_ENDGAME : 0;
+	stop = size - eg;
 	if (min_weight == f.max_weight) /* every visit claims (credits stay 0): the claim batches would be round robin */
 		fill_walk_round_robin(&f, stop);
 	else
 		fill_walk(&f, stop);
-	fill_endgame(&f, free_slots);
+	fill_endgame(&f, endgame);
 out:
 	free(turns);
-	free(free_slots);
+	free(endgame);
 	free(f.taken);
 	free(walk);
 	return err;
+}
+
+bool xlb__maglev_simd(void)
+{
+#if defined(__x86_64__)
+	return __builtin_cpu_supports("avx2");
+#else
+	return false;
+#endif
+}
+
+int xlb_maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *ring, uint32_t size)
+{
+	return xlb__maglev_build(reals, n, ring, size, xlb__maglev_simd());
 }

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "xlb_control.h"
+#include "maglev_impl.h"
 
 #define M 65537
 
@@ -153,6 +153,9 @@ static void test_edges(void)
 	make_reals(&ids, 3, NULL);
 	CHECK(xlb_maglev_build(ids.reals, 3, ring, 12) == -EINVAL, "non-prime size accepted");
 	CHECK(xlb_maglev_build(ids.reals, 3, NULL, 13) == -EINVAL, "NULL ring accepted");
+	/* a prime of 2^31 slots or more is refused before the ring is touched */
+	CHECK(xlb_is_prime(2147483659u) && xlb_maglev_build(ids.reals, 3, ring, 2147483659u) == -EINVAL,
+	      "2^31 + 11 slots accepted");
 	ids.reals[0].weight = ids.reals[1].weight = ids.reals[2].weight = 0;
 	CHECK(xlb_maglev_build(ids.reals, 3, ring, 13) == 0, "all-zero weights");
 	for (int s = 0; s < 13; s++)
@@ -322,11 +325,15 @@ static void test_walks_match_reference(void)
 			reals[i].weight = rand() % 8 == 0 ? 0 : 1 + (uint32_t)rand() % wmax;
 		}
 		reference_fill(reals, n, want, size);
-		int ret = xlb_maglev_build(reals, n, got, size);
+		/* the portable fill, and the AVX2 one where the CPU has it */
+		for (int simd = 0; simd <= xlb__maglev_simd(); simd++) {
+			int ret = xlb__maglev_build(reals, n, got, size, simd);
 
-		CHECK(ret == 0, "build (%d)", ret);
-		if (!ret && memcmp(want, got, size * sizeof(*got)))
-			CHECK(0, "%zu reals, %u slots (seed %u): not the reference ring", n, size, seed);
+			CHECK(ret == 0, "build (%d)", ret);
+			if (!ret && memcmp(want, got, size * sizeof(*got)))
+				CHECK(0, "%zu reals, %u slots, simd %d (seed %u): not the reference ring", n, size, simd,
+				      seed);
+		}
 	}
 	free(want);
 	free(got);
