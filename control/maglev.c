@@ -69,20 +69,35 @@ bool xlb_is_prime(uint32_t n)
 	return true;
 }
 
-/* FNV-1a over the identity, finished with a 64-bit avalanche mix (splitmix64). */
-static uint64_t identity_hash(const void *id, size_t len, uint64_t seed)
+/* splitmix64's finalizer: a 64-bit avalanche. */
+static inline uint64_t mix64(uint64_t h)
 {
-	const uint8_t *p = id;
-	uint64_t h = 0xcbf29ce484222325ULL ^ seed;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
 	h += 0x9e3779b97f4a7c15ULL;
 	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
 	return h ^ (h >> 31);
+}
+
+/* FNV-1a over the identity with two seeds (offset and skip) in one pass, each finished by mix64. */
+static void identity_hashes(const void *id, size_t len, uint64_t *h_offset, uint64_t *h_skip)
+{
+	const uint8_t *p = id;
+	uint64_t a = 0xcbf29ce484222325ULL ^ 0x6d61676c65763031ULL, b = 0xcbf29ce484222325ULL ^ 0x736b697070657232ULL;
+
+	for (size_t i = 0; i < len; i++) {
+		a = (a ^ p[i]) * 0x100000001b3ULL;
+		b = (b ^ p[i]) * 0x100000001b3ULL;
+	}
+	*h_offset = mix64(a);
+	*h_skip = mix64(b);
+}
+
+/* x % m for x < 2^64 with mu = floor((2^64 - 1) / m) (Barrett: the quotient is short by at most one). */
+static inline uint64_t mod_barrett(uint64_t x, uint64_t m, uint64_t mu)
+{
+	uint64_t r = x - (uint64_t)(((unsigned __int128)x * mu) >> 64) * m;
+
+	return r >= m ? r - m : r;
 }
 
 /* (a + b) % m for a, b < m < 2^31: a conditional move, not a branch (a coin flip the predictor would miss). */
@@ -395,31 +410,45 @@ static bool turn_before(const struct turn *x, const struct turn *y)
 	return x->index < y->index;
 }
 
+/* Up to 8 bytes as a big-endian integer, zero-padded (no byte buffer: a wide load of narrow stores stalls). */
+static inline uint64_t be_bytes(const uint8_t *p, size_t len)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < 8 && i < len; i++)
+		v |= (uint64_t)p[i] << (56 - 8 * i);
+	return v;
+}
+
 static void turn_key(struct turn *t, const struct xlb_maglev_real *r, uint32_t index)
 {
 	const uint8_t *id = r->id;
 
-	t->hi = t->lo = 0;
-	for (size_t i = 0; i < 16; i++) {
-		uint64_t b = i < r->id_len ? id[i] : 0;
-
-		if (i < 8)
-			t->hi |= b << (56 - 8 * i);
-		else
-			t->lo |= b << (120 - 8 * i);
-	}
+	t->hi = be_bytes(id, r->id_len);
+	t->lo = r->id_len > 8 ? be_bytes(id + 8, r->id_len - 8) : 0;
 	t->real = r;
 	t->index = index;
 }
 
-/* Bottom-up merge sort of a[0..n) (tmp: n more); returns the sorted array (a or tmp). */
+/*
+ * Bottom-up merge sort of a[0..n) (tmp: n more); returns the sorted array
+ * (a or tmp).  Reals listed in identity order already (a common way to
+ * list them) cost one pass.
+ */
 static struct turn *turns_sort(struct turn *a, struct turn *tmp, size_t n)
 {
+	size_t k = 1;
+
+	while (k < n && !turn_before(&a[k], &a[k - 1]))
+		k++;
+	if (k >= n)
+		return a;
 	for (size_t width = 1; width < n; width *= 2) {
 		for (size_t lo = 0; lo < n; lo += 2 * width) {
 			size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
-			size_t i = lo, j = mid, k = lo;
+			size_t i = lo, j = mid;
 
+			k = lo;
 			while (i < mid && j < hi)
 				tmp[k++] = turn_before(&a[j], &a[i]) ? a[j++] : a[i++];
 			while (i < mid)
@@ -456,6 +485,7 @@ int xlb__maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *r
 	struct fill f = { .ring = ring, .size = size, .simd = simd };
 	struct turn *turns = NULL, *sorted;
 	uint32_t *endgame = NULL, min_weight = UINT32_MAX, stop, eg;
+	uint64_t mu_offset, mu_skip;
 	void *walk = NULL;
 	size_t active = 0;
 	int err = 0;
@@ -485,7 +515,7 @@ int xlb__maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *r
 	f.taken = calloc((size + 31) / 32, sizeof(*f.taken));
 	eg = min_u32(size, simd ? MAGLEV_ENDGAME_AVX2 : MAGLEV_ENDGAME);
 	endgame = calloc(3 * (size_t)eg, sizeof(*endgame));
-	turns = calloc(2 * active, sizeof(*turns));
+	turns = malloc(2 * active * sizeof(*turns));
 	if (!walk || !f.taken || !endgame || !turns) {
 		err = -ENOMEM;
 		goto out;
@@ -494,11 +524,15 @@ int xlb__maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *r
 		if (reals[i].weight)
 			turn_key(&turns[k++], &reals[i], (uint32_t)i);
 	sorted = turns_sort(turns, turns + active, active);
+	mu_offset = UINT64_MAX / size;
+	mu_skip = UINT64_MAX / (size - 1);
 	for (size_t k = 0; k < active; k++) {
 		const struct xlb_maglev_real *r = sorted[k].real;
+		uint64_t h_offset, h_skip;
 
-		f.offset[k] = (uint32_t)(identity_hash(r->id, r->id_len, 0x6d61676c65763031ULL) % size);
-		f.skip[k] = (uint32_t)(identity_hash(r->id, r->id_len, 0x736b697070657232ULL) % (size - 1) + 1);
+		identity_hashes(r->id, r->id_len, &h_offset, &h_skip);
+		f.offset[k] = (uint32_t)mod_barrett(h_offset, size, mu_offset);
+		f.skip[k] = (uint32_t)mod_barrett(h_skip, size - 1, mu_skip) + 1;
 		f.slot[k] = f.offset[k];
 		f.weight[k] = r->weight;
 		f.index[k] = sorted[k].index;

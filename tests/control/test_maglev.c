@@ -298,13 +298,13 @@ static void reference_fill(const struct xlb_maglev_real *reals, size_t n, uint32
 	free(pos);
 }
 
-/* Random real sets (sizes, weights with zeros, IPv4/IPv6 identities, duplicates of none). */
+/* Random real sets (sizes, weights with zeros, IPv4/IPv6 identities and identities of 1..24 bytes). */
 static void test_walks_match_reference(void)
 {
 	static const uint32_t sizes[] = { 13, 251, 4099, M };
 	unsigned int seed = (unsigned int)time(NULL);
 	uint32_t *want = malloc(M * sizeof(*want)), *got = malloc(M * sizeof(*got));
-	static uint8_t addr[1000][16];
+	static uint8_t addr[1000][24];
 	static struct xlb_maglev_real reals[1000];
 
 	srand(seed);
@@ -314,14 +314,16 @@ static void test_walks_match_reference(void)
 		uint32_t wmax = t % 3 == 0 ? 1 : t % 3 == 1 ? 100 : 100000;
 
 		for (size_t i = 0; i < n; i++) {
-			memset(addr[i], 0, 16);
+			memset(addr[i], 0, sizeof(addr[i]));
 			addr[i][0] = i % 4 ? 10 : 0xfd;
 			addr[i][1] = (uint8_t)t;
 			addr[i][2] = (uint8_t)(i >> 8);
 			addr[i][3] = (uint8_t)i;
 			addr[i][15] = (uint8_t)rand();
+			addr[i][4 + rand() % 20] ^= (uint8_t)rand();
 			reals[i].id = addr[i];
-			reals[i].id_len = i % 4 ? 4 : 16;
+			/* IPv4 and IPv6 lengths, and every length to 24 (keys of 8 and 16 bytes, longer ones) */
+			reals[i].id_len = t / 4 % 2 ? (i % 4 ? 4 : 16) : 1 + (size_t)rand() % 24;
 			reals[i].weight = rand() % 8 == 0 ? 0 : 1 + (uint32_t)rand() % wmax;
 		}
 		reference_fill(reals, n, want, size);
