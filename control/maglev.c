@@ -34,11 +34,15 @@
  *  - the walk state is a few flat arrays (candidate, skip, index by turn),
  *    not a struct per real: 1,000 reals' hot state is 8 KiB, and the walk
  *    keeps everything in registers (restrict: its stores to the ring and
- *    bitmap cannot move a real's skip).  Measured on this project's
- *    machine, this plain loop beat 8-candidate AVX2 gathers, 8-candidate
- *    scalar masks and 4 candidates tested without a branch at every fill
- *    level but the last few percent (gathers wait for the bitmap stores
- *    of the claims just made), so it is the only walk;
+ *    bitmap cannot move a real's skip).  That is the portable walk, and
+ *    the AVX2 one when a round has few claims;
+ *  - with AVX2 and 32 claims a round or more, claims go in batches: all
+ *    of a batch's walks are probed against the bitmap as it was at its
+ *    start, 8 walks per gather with no branch per claim, then committed
+ *    in turn order (fill_batches).  The plain loop mispredicts its exit
+ *    about once per claim from half full on, and an AVX2 gather waits for
+ *    the address of every older store, so a gather per claim in the plain
+ *    loop waits for the previous claim's bitmap store;
  *  - once at most `endgame` slots are free, a real's next slot is the free
  *    slot with the smallest position in its permutation, and that position
  *    is (slot - offset) * skip^-1 mod M: the few free slots are scanned
@@ -176,12 +180,14 @@ struct fill {
 	uint32_t *weight;
 	uint64_t *credit;
 	uint32_t *offset;   /* endgame only */
+	uint32_t *stamp;    /* the last batch with a claim of the real (AVX2 walk, weighted) */
 	size_t n;
 	size_t next; /* the turn the claim generator visits next */
 	uint64_t max_weight;
 	uint32_t *ring, *taken;
 	uint32_t size, filled;
 	bool simd; /* the AVX2 kernels */
+	uint32_t batch_no;
 	uint32_t claim_cnt, claim_pos;
 	uint32_t claims[CLAIM_BATCH]; /* turns that claim next, in order */
 };
@@ -289,6 +295,94 @@ static void fill_walk(struct fill *f, uint32_t stop)
 	}
 	f->filled = filled;
 }
+
+/*
+ * Phase 1 with AVX2: batches of claims.  The snapshot kernel finds each
+ * claim's candidate against the bitmap as it is at the batch's start,
+ * all walks independent (8 per gather, no branch per claim); then the
+ * claims are committed in turn order.  A claim whose candidate a claim
+ * before it took (or whose probes gave up) walks on from there: every
+ * slot before its candidate was taken at the snapshot and still is, so
+ * each claim gets the slot of the plain walk.  No real claims twice in a
+ * batch (its walk would start from a stale slot).
+ */
+struct batch {
+	uint32_t turn[XLB_MAGLEV_BATCH];
+	uint32_t start[XLB_MAGLEV_BATCH + 8], step[XLB_MAGLEV_BATCH + 8], cand[XLB_MAGLEV_BATCH + 8];
+	struct xlb__maglev_lists lists;
+};
+
+#if defined(__x86_64__)
+/* Up to cnt next claims into b->turn, ending before a real that already has one in the batch. */
+static uint32_t batch_claims(struct fill *f, struct batch *b, uint32_t cnt)
+{
+	uint32_t k = 0, t, no = ++f->batch_no;
+
+	for (; k < cnt; k++) {
+		if (f->claim_pos == f->claim_cnt)
+			claims_refill(f);
+		t = f->claims[f->claim_pos];
+		if (f->stamp[t] == no)
+			break;
+		f->stamp[t] = no;
+		b->turn[k] = t;
+		b->start[k] = f->slot[t];
+		b->step[k] = f->skip[t];
+		f->claim_pos++;
+	}
+	return k;
+}
+
+static inline uint32_t commit_one(struct fill *f, uint32_t s, uint32_t t)
+{
+	uint32_t w = f->taken[s >> 5], step;
+
+	if ((w >> (s & 31)) & 1) {
+		step = f->skip[t];
+		s = xlb__maglev_walk_avx2(f->taken, add_mod(s, step, f->size), step, f->size);
+		f->slot[t] = add_mod(s, step, f->size);
+		w = f->taken[s >> 5];
+	}
+	f->taken[s >> 5] = w | slot_bit(s);
+	f->ring[s] = f->index[t];
+	return s;
+}
+
+static void fill_batches(struct fill *f, struct batch *b, uint32_t stop, bool round_robin)
+{
+	while (f->filled < stop) {
+		uint32_t free = f->size - f->filled, cnt = min_u32(min_u32(XLB_MAGLEV_BATCH, free / 8), stop - f->filled);
+		uint32_t l16 = (uint32_t)(((uint64_t)f->size << 4) / free), t1 = 1, t = 1, stages = 1, t0;
+
+		/* probes per walk: the expected walk is l16 / 16 slots (a free one at each with odds free / size) */
+		if (l16 > 20) {
+			t1 = (l16 * 13 + 255) / 256;
+			t = (l16 * 10 + 255) / 256;
+			stages = 12;
+		}
+		cnt = cnt ? cnt : 1;
+		if (round_robin) {
+			t0 = (uint32_t)f->next;
+			cnt = min_u32(cnt, (uint32_t)f->n - t0);
+			f->next = t0 + cnt == f->n ? 0 : t0 + cnt;
+			xlb__maglev_snapshot_avx2(f->taken, f->size, f->slot + t0, f->skip + t0, cnt, b->cand, f->slot + t0,
+						  t1, t, stages, 16, &b->lists);
+			for (uint32_t k = 0; k < cnt; k++)
+				commit_one(f, b->cand[k], t0 + k);
+		} else {
+			cnt = batch_claims(f, b, cnt);
+			xlb__maglev_snapshot_avx2(f->taken, f->size, b->start, b->step, cnt, b->cand, NULL, t1, t, stages,
+						  16, &b->lists);
+			for (uint32_t k = 0; k < cnt; k++) {
+				uint32_t tk = b->turn[k], s = commit_one(f, b->cand[k], tk);
+
+				f->slot[tk] = add_mod(s, f->skip[tk], f->size);
+			}
+		}
+		f->filled += cnt;
+	}
+}
+#endif
 
 /*
  * inv[k] = skip^-1 mod m of the k-th claimer, for every claim of the
@@ -464,19 +558,36 @@ static struct turn *turns_sort(struct turn *a, struct turn *tmp, size_t n)
 	return a;
 }
 
-/* The walk state's arrays, in one allocation (fill's array pointers into it). */
+/* Claims in a round of turns: every real once, or the sum of the weights over the largest. */
+static uint64_t claims_per_round(const struct fill *f, bool round_robin)
+{
+	uint64_t sum = 0;
+
+	if (round_robin)
+		return f->n;
+	for (size_t k = 0; k < f->n; k++)
+		sum += f->weight[k];
+	return sum / f->max_weight;
+}
+
+/*
+ * The walk state's arrays, in one allocation (fill's array pointers into
+ * it); slot and skip have 8 more (zero) entries: the AVX2 walk reads them
+ * 8 at a time.
+ */
 static void *fill_alloc(struct fill *f, size_t n)
 {
-	uint8_t *mem = calloc(n, 5 * sizeof(uint32_t) + sizeof(uint64_t));
+	uint8_t *mem = calloc(n + 2, 6 * sizeof(uint32_t) + sizeof(uint64_t) + 8);
 
 	if (!mem)
 		return NULL;
 	f->credit = (uint64_t *)mem;
 	f->slot = (uint32_t *)(f->credit + n);
-	f->skip = f->slot + n;
-	f->index = f->skip + n;
+	f->skip = f->slot + n + 8;
+	f->index = f->skip + n + 8;
 	f->weight = f->index + n;
 	f->offset = f->weight + n;
+	f->stamp = f->offset + n;
 	return mem;
 }
 
@@ -486,7 +597,9 @@ int xlb__maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *r
 	struct turn *turns = NULL, *sorted;
 	uint32_t *endgame = NULL, min_weight = UINT32_MAX, stop, eg;
 	uint64_t mu_offset, mu_skip;
+	struct batch *batch = NULL;
 	void *walk = NULL;
+	bool round_robin;
 	size_t active = 0;
 	int err = 0;
 
@@ -540,12 +653,25 @@ int xlb__maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *r
 	f.n = active;
 	/* Every slot gets a real below, so the ring needs no clearing first. */
 	stop = size - eg;
-	if (min_weight == f.max_weight) /* every visit claims (credits stay 0): the claim batches would be round robin */
+	round_robin = min_weight == f.max_weight; /* every visit claims (credits stay 0) */
+#if defined(__x86_64__)
+	/* batches need many claims per round (a real claims once per batch) */
+	if (simd && claims_per_round(&f, round_robin) >= 32) {
+		batch = calloc(1, sizeof(*batch));
+		if (!batch) {
+			err = -ENOMEM;
+			goto out;
+		}
+		fill_batches(&f, batch, stop, round_robin);
+	}
+#endif
+	if (round_robin)
 		fill_walk_round_robin(&f, stop);
 	else
 		fill_walk(&f, stop);
 	fill_endgame(&f, endgame);
 out:
+	free(batch);
 	free(turns);
 	free(endgame);
 	free(f.taken);

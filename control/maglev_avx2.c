@@ -8,7 +8,140 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define AVX2 __attribute__((target("avx2")))
+#define AVX2 __attribute__((target("avx2,bmi2,popcnt")))
+
+/* (a + b) mod m of 8 lanes, a, b < m < 2^31. */
+AVX2 static inline __m256i add_mod8(__m256i a, __m256i b, __m256i vm)
+{
+	__m256i t = _mm256_add_epi32(a, b);
+
+	return _mm256_min_epu32(t, _mm256_sub_epi32(t, vm));
+}
+
+/*
+ * t probes of 8 walks from *vs: returns each walk's first free slot, or
+ * where it stopped (*vs, the next slot to probe) when all t were taken;
+ * *pend: sign set in the lanes that stopped.  No store in here: a gather
+ * waits for the address of every older store, and the results' addresses
+ * would come from gathers.
+ */
+AVX2 static inline __m256i probe8(const uint32_t *taken, __m256i *vs, __m256i vstep, __m256i vm, uint32_t t,
+				  __m256i *pend)
+{
+	const __m256i c31 = _mm256_set1_epi32(31);
+	__m256 res = _mm256_castsi256_ps(*vs), p = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+	__m256i s = *vs;
+
+	/* sign bits: tb of the slot's bit, p of the lanes still looking */
+	for (uint32_t i = 0; i < t; i++) {
+		__m256i w = _mm256_i32gather_epi32((const int *)taken, _mm256_srli_epi32(s, 5), 4);
+		__m256 tb = _mm256_castsi256_ps(_mm256_sllv_epi32(w, _mm256_andnot_si256(s, c31)));
+
+		res = _mm256_blendv_ps(res, _mm256_castsi256_ps(s), _mm256_andnot_ps(tb, p));
+		p = _mm256_and_ps(p, tb);
+		s = add_mod8(s, vstep, vm);
+	}
+	*vs = s;
+	*pend = _mm256_castps_si256(p);
+	return _mm256_castps_si256(_mm256_blendv_ps(res, _mm256_castsi256_ps(s), p));
+}
+
+/* Append the lanes in mask m (bits) of id, s, step to the lists at cnt; returns the new count. */
+AVX2 static inline uint32_t compact8(uint32_t *lid, uint32_t *ls, uint32_t *lstep, uint32_t cnt, uint32_t m,
+				     __m256i id, __m256i s, __m256i step)
+{
+	uint64_t bytes = _pdep_u64(m, 0x0101010101010101ULL) * 0xff;
+	__m256i perm = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)_pext_u64(0x0706050403020100ULL, bytes)));
+
+	_mm256_storeu_si256((__m256i *)(lid + cnt), _mm256_permutevar8x32_epi32(id, perm));
+	_mm256_storeu_si256((__m256i *)(ls + cnt), _mm256_permutevar8x32_epi32(s, perm));
+	_mm256_storeu_si256((__m256i *)(lstep + cnt), _mm256_permutevar8x32_epi32(step, perm));
+	return cnt + (uint32_t)__builtin_popcount(m);
+}
+
+/* Lanes of the group at k that hold one of cnt entries. */
+static inline uint32_t live8(uint32_t cnt, uint32_t k)
+{
+	return cnt - k >= 8 ? 0xff : (1u << (cnt - k)) - 1;
+}
+
+/*
+ * Stage 1 probes the batch in place (cand directly); each later stage
+ * probes the list of walks still going, then (no gather after it)
+ * scatters their results to cand and lists the ones still going.
+ */
+AVX2 void xlb__maglev_snapshot_avx2(const uint32_t *taken, uint32_t size, const uint32_t *start, const uint32_t *step,
+				    uint32_t cnt, uint32_t *cand, uint32_t *next, uint32_t t1, uint32_t t, uint32_t stages,
+				    uint32_t minlist, struct xlb__maglev_lists *l)
+{
+	const __m256i vm = _mm256_set1_epi32((int)size), lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	uint32_t n = 0, cur = 0;
+
+	for (uint32_t k = 0; k < cnt; k += 8) {
+		__m256i s = _mm256_loadu_si256((const __m256i *)(start + k)), pend;
+
+		_mm256_storeu_si256((__m256i *)(cand + k),
+				    probe8(taken, &s, _mm256_loadu_si256((const __m256i *)(step + k)), vm, t1, &pend));
+		_mm256_storeu_si256((__m256i *)(l->sv + k), s);
+		l->pm[k / 8] = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(pend));
+	}
+	for (uint32_t k = 0; stages > 1 && k < cnt; k += 8)
+		n = compact8(l->id[cur], l->s[cur], l->step[cur], n, l->pm[k / 8] & live8(cnt, k),
+			     _mm256_add_epi32(_mm256_set1_epi32((int)k), lane),
+			     _mm256_loadu_si256((const __m256i *)(l->sv + k)), _mm256_loadu_si256((const __m256i *)(step + k)));
+	for (uint32_t stage = 1; stage < stages && n >= minlist; stage++) {
+		const uint32_t *lid = l->id[cur], *ls = l->s[cur], *lstep = l->step[cur], len = n;
+
+		for (uint32_t k = 0; k < len; k += 8) {
+			__m256i s = _mm256_loadu_si256((const __m256i *)(ls + k)), pend;
+
+			_mm256_storeu_si256((__m256i *)(l->rv + k),
+					    probe8(taken, &s, _mm256_loadu_si256((const __m256i *)(lstep + k)), vm, t, &pend));
+			_mm256_storeu_si256((__m256i *)(l->sv + k), s);
+			l->pm[k / 8] = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(pend));
+		}
+		for (uint32_t k = 0; k < len; k++)
+			cand[lid[k]] = l->rv[k];
+		cur ^= 1;
+		n = 0;
+		for (uint32_t k = 0; stage + 1 < stages && k < len; k += 8)
+			n = compact8(l->id[cur], l->s[cur], l->step[cur], n, l->pm[k / 8] & live8(len, k),
+				     _mm256_loadu_si256((const __m256i *)(lid + k)),
+				     _mm256_loadu_si256((const __m256i *)(l->sv + k)),
+				     _mm256_loadu_si256((const __m256i *)(lstep + k)));
+	}
+	for (uint32_t k = 0; next && k < cnt; k += 8) {
+		__m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(cnt - k)), lane);
+
+		_mm256_maskstore_epi32((int *)(next + k), live,
+				       add_mod8(_mm256_loadu_si256((const __m256i *)(cand + k)),
+						_mm256_loadu_si256((const __m256i *)(step + k)), vm));
+	}
+}
+
+/* Candidates s + i * step, i < 8, then 8 * step on per gather; the loop's exit is one mispredict per walk. */
+AVX2 uint32_t xlb__maglev_walk_avx2(const uint32_t *taken, uint32_t s, uint32_t step, uint32_t size)
+{
+	const __m256i vm = _mm256_set1_epi32((int)size), c31 = _mm256_set1_epi32(31);
+	const __m256i b0 = _mm256_setr_epi32(0, -1, 0, -1, 0, -1, 0, -1), b1 = _mm256_setr_epi32(0, 0, -1, -1, 0, 0, -1, -1);
+	const __m256i b2 = _mm256_setr_epi32(0, 0, 0, 0, -1, -1, -1, -1);
+	__m256i c = _mm256_set1_epi32((int)s), s2 = add_mod8(_mm256_set1_epi32((int)step), _mm256_set1_epi32((int)step), vm);
+	__m256i s4 = add_mod8(s2, s2, vm), s8 = add_mod8(s4, s4, vm);
+	uint32_t free;
+
+	c = add_mod8(c, _mm256_and_si256(_mm256_set1_epi32((int)step), b0), vm);
+	c = add_mod8(c, _mm256_and_si256(s2, b1), vm);
+	c = add_mod8(c, _mm256_and_si256(s4, b2), vm);
+	for (;;) {
+		__m256i w = _mm256_i32gather_epi32((const int *)taken, _mm256_srli_epi32(c, 5), 4);
+
+		free = ~(uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_sllv_epi32(w, _mm256_andnot_si256(c, c31)))) & 0xff;
+		if (free)
+			break;
+		c = add_mod8(c, s8, vm);
+	}
+	return (uint32_t)_mm256_cvtsi256_si32(_mm256_permutevar8x32_epi32(c, _mm256_set1_epi32(__builtin_ctz(free))));
+}
 
 /* (s - offset) * inv mod m of 8 slots (Shoup, as endgame_first). */
 AVX2 static inline __m256i positions(__m256i s, __m256i voff, __m256i vinv, __m256i vwinv, __m256i vm)

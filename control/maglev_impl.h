@@ -16,7 +16,34 @@ bool xlb__maglev_simd(void);
 /* xlb_maglev_build with the AVX2 kernels (simd: only where xlb__maglev_simd()) or the portable code alone: same ring. */
 int xlb__maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *ring, uint32_t size, bool simd);
 
+/* Claims per batch of the AVX2 walk. */
+#define XLB_MAGLEV_BATCH 256
+
+/* The snapshot's working lists: claims still walking (claim, slot, step), probe results by group. */
+struct xlb__maglev_lists {
+	uint32_t id[2][XLB_MAGLEV_BATCH + 8], s[2][XLB_MAGLEV_BATCH + 8], step[2][XLB_MAGLEV_BATCH + 8];
+	uint32_t sv[XLB_MAGLEV_BATCH + 8], rv[XLB_MAGLEV_BATCH + 8], pm[XLB_MAGLEV_BATCH / 8 + 1];
+};
+
 #if defined(__x86_64__)
+/*
+ * The AVX2 walk's snapshot of a batch of cnt <= XLB_MAGLEV_BATCH claims:
+ * cand[k] = the first slot free in taken[] (as it is now, nothing is
+ * claimed) from start[k] along step[k] (mod size), or a slot before which
+ * every slot of that walk is taken, where the probes gave up.  Walks of 8
+ * claims probe 8 slots per gather: t1 probes each, then the walks still
+ * going t more each, in at most `stages` rounds while at least `minlist`
+ * go on.  next (if not NULL): next[k] = cand[k] + step[k] mod size.
+ * start and step are read 8 at a time: readable (and < size) to cnt
+ * rounded up to 8.
+ */
+void xlb__maglev_snapshot_avx2(const uint32_t *taken, uint32_t size, const uint32_t *start, const uint32_t *step,
+			       uint32_t cnt, uint32_t *cand, uint32_t *next, uint32_t t1, uint32_t t, uint32_t stages,
+			       uint32_t minlist, struct xlb__maglev_lists *l);
+
+/* The first free slot of a walk from s on (s included), 8 candidates per gather: the commit's long walks. */
+uint32_t xlb__maglev_walk_avx2(const uint32_t *taken, uint32_t s, uint32_t step, uint32_t size);
+
 /*
  * The endgame's scan: the index k < cnt of the free slot that comes first
  * in a real's permutation, least (free_slots[k] - offset) * inv mod m
