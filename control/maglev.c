@@ -333,19 +333,54 @@ static uint32_t batch_claims(struct fill *f, struct batch *b, uint32_t cnt)
 	return k;
 }
 
-static inline uint32_t commit_one(struct fill *f, uint32_t s, uint32_t t)
+/* A claim whose candidate s is taken walks on; its real's next candidate follows the slot found. */
+static __attribute__((noinline)) uint32_t commit_walk(struct fill *f, uint32_t s, uint32_t t)
 {
-	uint32_t w = f->taken[s >> 5], step;
+	const uint32_t step = f->skip[t];
 
-	if ((w >> (s & 31)) & 1) {
-		step = f->skip[t];
-		s = xlb__maglev_walk_avx2(f->taken, add_mod(s, step, f->size), step, f->size);
-		f->slot[t] = add_mod(s, step, f->size);
-		w = f->taken[s >> 5];
-	}
-	f->taken[s >> 5] = w | slot_bit(s);
-	f->ring[s] = f->index[t];
+	s = xlb__maglev_walk_avx2(f->taken, add_mod(s, step, f->size), step, f->size);
+	f->slot[t] = add_mod(s, step, f->size);
 	return s;
+}
+
+/* Commit the claims of turns t0.. to their candidates in order (the snapshot wrote slot[] already). */
+static void commit_round_robin(struct fill *f, const uint32_t *cand, uint32_t t0, uint32_t cnt)
+{
+	uint32_t *restrict taken = f->taken, *restrict ring = f->ring;
+	const uint32_t *restrict index = f->index + t0;
+
+	for (uint32_t k = 0; k < cnt; k++) {
+		uint32_t s = cand[k], w = taken[s >> 5];
+
+		if (w & slot_bit(s)) {
+			s = commit_walk(f, s, t0 + k);
+			w = taken[s >> 5];
+		}
+		taken[s >> 5] = w | slot_bit(s);
+		ring[s] = index[k];
+	}
+	f->filled += cnt;
+}
+
+/* Commit the claims of turns turn[k] to their candidates in order. */
+static void commit_turns(struct fill *f, const uint32_t *cand, const uint32_t *turn, uint32_t cnt)
+{
+	uint32_t *restrict taken = f->taken, *restrict ring = f->ring, *restrict slot = f->slot;
+	const uint32_t *restrict skip = f->skip, *restrict index = f->index;
+
+	for (uint32_t k = 0; k < cnt; k++) {
+		uint32_t t = turn[k], s = cand[k], w = taken[s >> 5];
+
+		if (w & slot_bit(s)) {
+			s = commit_walk(f, s, t);
+			w = taken[s >> 5];
+		} else {
+			slot[t] = add_mod(s, skip[t], f->size);
+		}
+		taken[s >> 5] = w | slot_bit(s);
+		ring[s] = index[t];
+	}
+	f->filled += cnt;
 }
 
 static void fill_batches(struct fill *f, struct batch *b, uint32_t stop, bool round_robin)
@@ -367,19 +402,13 @@ static void fill_batches(struct fill *f, struct batch *b, uint32_t stop, bool ro
 			f->next = t0 + cnt == f->n ? 0 : t0 + cnt;
 			xlb__maglev_snapshot_avx2(f->taken, f->size, f->slot + t0, f->skip + t0, cnt, b->cand, f->slot + t0,
 						  t1, t, stages, 16, &b->lists);
-			for (uint32_t k = 0; k < cnt; k++)
-				commit_one(f, b->cand[k], t0 + k);
+			commit_round_robin(f, b->cand, t0, cnt);
 		} else {
 			cnt = batch_claims(f, b, cnt);
 			xlb__maglev_snapshot_avx2(f->taken, f->size, b->start, b->step, cnt, b->cand, NULL, t1, t, stages,
 						  16, &b->lists);
-			for (uint32_t k = 0; k < cnt; k++) {
-				uint32_t tk = b->turn[k], s = commit_one(f, b->cand[k], tk);
-
-				f->slot[tk] = add_mod(s, f->skip[tk], f->size);
-			}
+			commit_turns(f, b->cand, b->turn, cnt);
 		}
-		f->filled += cnt;
 	}
 }
 #endif
