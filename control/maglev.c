@@ -189,7 +189,7 @@ struct fill {
 	bool simd; /* the AVX2 kernels */
 	uint32_t batch_no;
 	uint32_t claim_cnt, claim_pos;
-	uint32_t claims[CLAIM_BATCH]; /* turns that claim next, in order */
+	uint32_t claims[CLAIM_BATCH + 8]; /* turns that claim next, in order */
 };
 
 /*
@@ -209,6 +209,16 @@ static void claims_refill(struct fill *f)
 	uint32_t cnt = 0;
 	size_t i = f->next;
 
+#if defined(__x86_64__)
+	if (f->simd) {
+		uint32_t next = (uint32_t)f->next;
+
+		f->claim_cnt = xlb__maglev_claims_avx2(credit, weight, (uint32_t)n, &next, max, f->claims, CLAIM_BATCH);
+		f->claim_pos = 0;
+		f->next = next;
+		return;
+	}
+#endif
 	while (cnt < CLAIM_BATCH) {
 		uint64_t c = credit[i] + weight[i];
 		uint32_t take = c >= max;

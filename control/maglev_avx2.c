@@ -119,6 +119,58 @@ AVX2 void xlb__maglev_snapshot_avx2(const uint32_t *taken, uint32_t size, const 
 	}
 }
 
+AVX2 uint32_t xlb__maglev_claims_avx2(uint64_t *credit, const uint32_t *weight, uint32_t n, uint32_t *next,
+				      uint64_t max, uint32_t *claims, uint32_t want)
+{
+	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	const __m256i vmax = _mm256_set1_epi64x((long long)max), below = _mm256_set1_epi64x((long long)max - 1);
+	uint32_t i = *next, cnt = 0;
+
+	/* credits stay below max and weights below 2^32: 64-bit signed compares work */
+	while (cnt < want) {
+		uint32_t len = n - i < 8 ? n - i : 8, m;
+		__m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)len), lane), w, lo, hi, take_lo, take_hi;
+		__m256i live_lo = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(live));
+		__m256i live_hi = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(live, 1));
+		uint64_t bytes;
+
+		/* masked loads and stores only for a round's last, short step (they are slow) */
+		if (len == 8) {
+			w = _mm256_loadu_si256((const __m256i *)(weight + i));
+			lo = _mm256_loadu_si256((const __m256i *)(credit + i));
+			hi = _mm256_loadu_si256((const __m256i *)(credit + i + 4));
+		} else {
+			w = _mm256_maskload_epi32((const int *)(weight + i), live);
+			lo = _mm256_maskload_epi64((const long long *)(credit + i), live_lo);
+			hi = _mm256_maskload_epi64((const long long *)(credit + i + 4), live_hi);
+		}
+		lo = _mm256_add_epi64(lo, _mm256_cvtepu32_epi64(_mm256_castsi256_si128(w)));
+		hi = _mm256_add_epi64(hi, _mm256_cvtepu32_epi64(_mm256_extracti128_si256(w, 1)));
+		take_lo = _mm256_cmpgt_epi64(lo, below);
+		take_hi = _mm256_cmpgt_epi64(hi, below);
+		lo = _mm256_sub_epi64(lo, _mm256_and_si256(take_lo, vmax));
+		hi = _mm256_sub_epi64(hi, _mm256_and_si256(take_hi, vmax));
+		if (len == 8) {
+			_mm256_storeu_si256((__m256i *)(credit + i), lo);
+			_mm256_storeu_si256((__m256i *)(credit + i + 4), hi);
+		} else {
+			_mm256_maskstore_epi64((long long *)(credit + i), live_lo, lo);
+			_mm256_maskstore_epi64((long long *)(credit + i + 4), live_hi, hi);
+		}
+		m = ((uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(take_lo)) |
+		     (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(take_hi)) << 4) & ((1u << len) - 1);
+		bytes = _pdep_u64(m, 0x0101010101010101ULL) * 0xff;
+		_mm256_storeu_si256((__m256i *)(claims + cnt),
+				    _mm256_permutevar8x32_epi32(_mm256_add_epi32(_mm256_set1_epi32((int)i), lane),
+								_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(
+									(long long)_pext_u64(0x0706050403020100ULL, bytes)))));
+		cnt += (uint32_t)__builtin_popcount(m);
+		i = i + len == n ? 0 : i + len;
+	}
+	*next = i;
+	return cnt;
+}
+
 /* Candidates s + i * step, i < 8, then 8 * step on per gather; the loop's exit is one mispredict per walk. */
 AVX2 uint32_t xlb__maglev_walk_avx2(const uint32_t *taken, uint32_t s, uint32_t step, uint32_t size)
 {

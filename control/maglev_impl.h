@@ -41,6 +41,15 @@ void xlb__maglev_snapshot_avx2(const uint32_t *taken, uint32_t size, const uint3
 			       uint32_t cnt, uint32_t *cand, uint32_t *next, uint32_t t1, uint32_t t, uint32_t stages,
 			       uint32_t minlist, struct xlb__maglev_lists *l);
 
+/*
+ * The claim generator (maglev.c's claims_refill) 8 visits per step: from
+ * turn *next on, each visit adds the real's weight to its credit and
+ * claims when the credit reaches max (credit -= max); the claimers' turns
+ * go to claims[], until at least want (at most want + 7): their count.
+ */
+uint32_t xlb__maglev_claims_avx2(uint64_t *credit, const uint32_t *weight, uint32_t n, uint32_t *next,
+				 uint64_t max, uint32_t *claims, uint32_t want);
+
 /* The first free slot of a walk from s on (s included), 8 candidates per gather: the commit's long walks. */
 uint32_t xlb__maglev_walk_avx2(const uint32_t *taken, uint32_t s, uint32_t step, uint32_t size);
 
