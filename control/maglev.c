@@ -326,19 +326,30 @@ struct batch {
 /* Up to cnt next claims into b->turn, ending before a real that already has one in the batch. */
 static uint32_t batch_claims(struct fill *f, struct batch *b, uint32_t cnt)
 {
-	uint32_t k = 0, t, no = ++f->batch_no;
+	uint32_t *restrict stamp = f->stamp, *restrict turn = b->turn, *restrict start = b->start;
+	uint32_t *restrict step = b->step;
+	const uint32_t *restrict slot = f->slot, *restrict skip = f->skip, *claims = f->claims;
+	uint32_t k = 0, no = ++f->batch_no;
 
-	for (; k < cnt; k++) {
-		if (f->claim_pos == f->claim_cnt)
+	while (k < cnt) {
+		uint32_t pos = f->claim_pos, end = min_u32(f->claim_cnt, pos + cnt - k), t;
+
+		if (pos == end) {
 			claims_refill(f);
-		t = f->claims[f->claim_pos];
-		if (f->stamp[t] == no)
+			continue;
+		}
+		for (; pos < end; pos++, k++) {
+			t = claims[pos];
+			if (stamp[t] == no)
+				break;
+			stamp[t] = no;
+			turn[k] = t;
+			start[k] = slot[t];
+			step[k] = skip[t];
+		}
+		f->claim_pos = pos;
+		if (pos < end)
 			break;
-		f->stamp[t] = no;
-		b->turn[k] = t;
-		b->start[k] = f->slot[t];
-		b->step[k] = f->skip[t];
-		f->claim_pos++;
 	}
 	return k;
 }
