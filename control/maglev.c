@@ -169,6 +169,8 @@ static inline uint32_t slot_bit(uint32_t s)
 /* Free slots below which the fill switches to the endgame (see the top); the AVX2 scan is ~9x faster. */
 #define MAGLEV_ENDGAME 256
 #define MAGLEV_ENDGAME_AVX2 512
+/* The AVX2 snapshot's next stage needs this many walks still going (fewer walk on in the commit). */
+#define MAGLEV_STAGE_MIN 4
 /* Claims computed ahead at a time. */
 #define CLAIM_BATCH 256
 
@@ -410,7 +412,14 @@ static void fill_batches(struct fill *f, struct batch *b, uint32_t stop, bool ro
 		uint32_t free = f->size - f->filled, cnt = min_u32(min_u32(XLB_MAGLEV_BATCH, free / 8), stop - f->filled);
 		uint32_t l16 = (uint32_t)(((uint64_t)f->size << 4) / free), t1 = 1, t = 1, stages = 1, t0;
 
-		/* probes per walk: the expected walk is l16 / 16 slots (a free one at each with odds free / size) */
+		/*
+		 * A walk's expected length is L = l16 / 16 slots (each free with
+		 * odds free / size); the snapshot probes 0.8 L per walk, then 0.6 L
+		 * more per walk still going, in up to 12 stages while 4 or more go
+		 * on; under 1.25 one probe each (the commit walks on the few left).
+		 * At most free / 8 claims a batch: two of them want the same slot
+		 * 1 in 16 times.
+		 */
 		if (l16 > 20) {
 			t1 = (l16 * 13 + 255) / 256;
 			t = (l16 * 10 + 255) / 256;
@@ -422,12 +431,12 @@ static void fill_batches(struct fill *f, struct batch *b, uint32_t stop, bool ro
 			cnt = min_u32(cnt, (uint32_t)f->n - t0);
 			f->next = t0 + cnt == f->n ? 0 : t0 + cnt;
 			xlb__maglev_snapshot_avx2(f->taken, f->size, f->slot + t0, f->skip + t0, cnt, b->cand, f->slot + t0,
-						  t1, t, stages, 16, &b->lists);
+						  t1, t, stages, MAGLEV_STAGE_MIN, &b->lists);
 			commit_round_robin(f, b->cand, t0, cnt);
 		} else {
 			cnt = batch_claims(f, b, cnt);
 			xlb__maglev_snapshot_avx2(f->taken, f->size, b->start, b->step, cnt, b->cand, NULL, t1, t, stages,
-						  16, &b->lists);
+						  MAGLEV_STAGE_MIN, &b->lists);
 			commit_turns(f, b->cand, b->turn, cnt);
 		}
 	}
