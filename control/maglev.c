@@ -190,6 +190,7 @@ struct fill {
 	uint32_t size, filled;
 	bool simd; /* the AVX2 kernels */
 	uint32_t batch_no;
+	bool long_walks; /* the AVX2 commit's walks: 12 slots or more expected */
 	uint32_t claim_cnt, claim_pos;
 	uint32_t claims[CLAIM_BATCH + 8]; /* turns that claim next, in order */
 };
@@ -356,12 +357,20 @@ static uint32_t batch_claims(struct fill *f, struct batch *b, uint32_t cnt)
 	return k;
 }
 
-/* A claim whose candidate s is taken walks on; its real's next candidate follows the slot found. */
+/*
+ * A claim whose candidate s is taken walks on; its real's next candidate
+ * follows the slot found.  Long walks (near the end) 8 candidates per
+ * gather, short ones plainly: the gathers' latency cost more there.
+ */
 static __attribute__((noinline)) uint32_t commit_walk(struct fill *f, uint32_t s, uint32_t t)
 {
 	const uint32_t step = f->skip[t];
+	uint32_t word;
 
-	s = xlb__maglev_walk_avx2(f->taken, add_mod(s, step, f->size), step, f->size);
+	if (f->long_walks)
+		s = xlb__maglev_walk_avx2(f->taken, add_mod(s, step, f->size), step, f->size);
+	else
+		s = walk_to_free(f->taken, add_mod(s, step, f->size), step, f->size, &word);
 	f->slot[t] = add_mod(s, step, f->size);
 	return s;
 }
@@ -420,6 +429,7 @@ static void fill_batches(struct fill *f, struct batch *b, uint32_t stop, bool ro
 		 * At most free / 8 claims a batch: two of them want the same slot
 		 * 1 in 16 times.
 		 */
+		f->long_walks = l16 >= 12 * 16;
 		if (l16 > 20) {
 			t1 = (l16 * 13 + 255) / 256;
 			t = (l16 * 10 + 255) / 256;
