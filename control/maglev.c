@@ -322,6 +322,7 @@ static void fill_walk(struct fill *f, uint32_t stop)
 struct batch {
 	uint32_t turn[XLB_MAGLEV_BATCH];
 	uint32_t start[XLB_MAGLEV_BATCH + 8], step[XLB_MAGLEV_BATCH + 8], cand[XLB_MAGLEV_BATCH + 8];
+	uint32_t next[XLB_MAGLEV_BATCH + 8];
 	struct xlb__maglev_lists lists;
 };
 
@@ -395,10 +396,11 @@ static void commit_round_robin(struct fill *f, const uint32_t *cand, uint32_t t0
 }
 
 /* Commit the claims of turns turn[k] to their candidates in order. */
-static void commit_turns(struct fill *f, const uint32_t *cand, const uint32_t *turn, uint32_t cnt)
+static void commit_turns(struct fill *f, const uint32_t *cand, const uint32_t *next, const uint32_t *turn,
+			 uint32_t cnt)
 {
 	uint32_t *restrict taken = f->taken, *restrict ring = f->ring, *restrict slot = f->slot;
-	const uint32_t *restrict skip = f->skip, *restrict index = f->index;
+	const uint32_t *restrict index = f->index;
 
 	for (uint32_t k = 0; k < cnt; k++) {
 		uint32_t t = turn[k], s = cand[k], w = taken[s >> 5];
@@ -407,7 +409,7 @@ static void commit_turns(struct fill *f, const uint32_t *cand, const uint32_t *t
 			s = commit_walk(f, s, t);
 			w = taken[s >> 5];
 		} else {
-			slot[t] = add_mod(s, skip[t], f->size);
+			slot[t] = next[k];
 		}
 		taken[s >> 5] = w | slot_bit(s);
 		ring[s] = index[t];
@@ -445,9 +447,9 @@ static void fill_batches(struct fill *f, struct batch *b, uint32_t stop, bool ro
 			commit_round_robin(f, b->cand, t0, cnt);
 		} else {
 			cnt = batch_claims(f, b, cnt);
-			xlb__maglev_snapshot_avx2(f->taken, f->size, b->start, b->step, cnt, b->cand, NULL, t1, t, stages,
-						  MAGLEV_STAGE_MIN, &b->lists);
-			commit_turns(f, b->cand, b->turn, cnt);
+			xlb__maglev_snapshot_avx2(f->taken, f->size, b->start, b->step, cnt, b->cand, b->next, t1, t,
+						  stages, MAGLEV_STAGE_MIN, &b->lists);
+			commit_turns(f, b->cand, b->next, b->turn, cnt);
 		}
 	}
 }

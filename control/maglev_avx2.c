@@ -20,30 +20,39 @@ AVX2 static inline __m256i add_mod8(__m256i a, __m256i b, __m256i vm)
 
 /*
  * t probes of 8 walks from *vs: returns each walk's first free slot, or
- * where it stopped (*vs, the next slot to probe) when all t were taken;
- * *pend: sign set in the lanes that stopped.  No store in here: a gather
- * waits for the address of every older store, and the results' addresses
- * would come from gathers.
+ * where it stopped (*vs, the next slot to probe; every slot before it is
+ * taken) when all were taken; *pend: sign set in those lanes.  A walk
+ * that found its free slot goes on probing (its lane would idle
+ * otherwise): *hint is its next free slot, or where it stopped, where the
+ * real's next claim starts (every slot in between is taken, and stays
+ * taken).  Nothing but the results depends on a gather (the next one's
+ * addresses would wait for it), and no store in here: a gather waits for
+ * the address of every older store.
  */
 AVX2 static inline __m256i probe8(const uint32_t *taken, __m256i *vs, __m256i vstep, __m256i vm, uint32_t t,
-				  __m256i *pend)
+				  __m256i *pend, __m256i *hint)
 {
 	const __m256i c31 = _mm256_set1_epi32(31);
-	__m256 res = _mm256_castsi256_ps(*vs), p = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+	__m256 res = _mm256_castsi256_ps(*vs), next = res, p1 = _mm256_castsi256_ps(_mm256_set1_epi32(-1)), p2 = p1;
 	__m256i s = *vs;
 
-	/* sign bits: tb of the slot's bit, p of the lanes still looking */
+	/* sign bits: tb of the slot's bit, p1 of the lanes without a free slot yet, p2 without a second one */
 	for (uint32_t i = 0; i < t; i++) {
 		__m256i w = _mm256_i32gather_epi32((const int *)taken, _mm256_srli_epi32(s, 5), 4);
 		__m256 tb = _mm256_castsi256_ps(_mm256_sllv_epi32(w, _mm256_andnot_si256(s, c31)));
+		__m256 free2 = _mm256_andnot_ps(_mm256_or_ps(tb, p1), p2);
 
-		res = _mm256_blendv_ps(res, _mm256_castsi256_ps(s), _mm256_andnot_ps(tb, p));
-		p = _mm256_and_ps(p, tb);
+		res = _mm256_blendv_ps(res, _mm256_castsi256_ps(s), _mm256_andnot_ps(tb, p1));
+		next = _mm256_blendv_ps(next, _mm256_castsi256_ps(s), free2);
+		p2 = _mm256_andnot_ps(free2, p2);
+		p1 = _mm256_and_ps(p1, tb);
 		s = add_mod8(s, vstep, vm);
 	}
 	*vs = s;
-	*pend = _mm256_castps_si256(p);
-	return _mm256_castps_si256(_mm256_blendv_ps(res, _mm256_castsi256_ps(s), p));
+	*pend = _mm256_castps_si256(p1);
+	next = _mm256_blendv_ps(next, _mm256_castsi256_ps(s), p2);
+	*hint = _mm256_castps_si256(_mm256_blendv_ps(next, _mm256_castsi256_ps(add_mod8(s, vstep, vm)), p1));
+	return _mm256_castps_si256(_mm256_blendv_ps(res, _mm256_castsi256_ps(s), p1));
 }
 
 /* Append the lanes in mask m (bits) of id, s, step to the lists at cnt; returns the new count. */
@@ -66,9 +75,9 @@ static inline uint32_t live8(uint32_t cnt, uint32_t k)
 }
 
 /*
- * Stage 1 probes the batch in place (cand directly); each later stage
- * probes the list of walks still going, then (no gather after it)
- * scatters their results to cand and lists the ones still going.
+ * Stage 1 probes the batch in place (cand and next directly); each later
+ * stage probes the list of walks still going, then (no gather after it)
+ * scatters their results and lists the ones still going.
  */
 AVX2 void xlb__maglev_snapshot_avx2(const uint32_t *taken, uint32_t size, const uint32_t *start, const uint32_t *step,
 				    uint32_t cnt, uint32_t *cand, uint32_t *next, uint32_t t1, uint32_t t, uint32_t stages,
@@ -78,10 +87,12 @@ AVX2 void xlb__maglev_snapshot_avx2(const uint32_t *taken, uint32_t size, const 
 	uint32_t n = 0, cur = 0;
 
 	for (uint32_t k = 0; k < cnt; k += 8) {
-		__m256i s = _mm256_loadu_si256((const __m256i *)(start + k)), pend;
+		__m256i s = _mm256_loadu_si256((const __m256i *)(start + k)), pend, hint;
+		__m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(cnt - k)), lane);
 
 		_mm256_storeu_si256((__m256i *)(cand + k),
-				    probe8(taken, &s, _mm256_loadu_si256((const __m256i *)(step + k)), vm, t1, &pend));
+				    probe8(taken, &s, _mm256_loadu_si256((const __m256i *)(step + k)), vm, t1, &pend, &hint));
+		_mm256_maskstore_epi32((int *)(next + k), live, hint);
 		_mm256_storeu_si256((__m256i *)(l->sv + k), s);
 		l->pm[k / 8] = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(pend));
 	}
@@ -93,15 +104,19 @@ AVX2 void xlb__maglev_snapshot_avx2(const uint32_t *taken, uint32_t size, const 
 		const uint32_t *lid = l->id[cur], *ls = l->s[cur], *lstep = l->step[cur], len = n;
 
 		for (uint32_t k = 0; k < len; k += 8) {
-			__m256i s = _mm256_loadu_si256((const __m256i *)(ls + k)), pend;
+			__m256i s = _mm256_loadu_si256((const __m256i *)(ls + k)), pend, hint;
 
 			_mm256_storeu_si256((__m256i *)(l->rv + k),
-					    probe8(taken, &s, _mm256_loadu_si256((const __m256i *)(lstep + k)), vm, t, &pend));
+					    probe8(taken, &s, _mm256_loadu_si256((const __m256i *)(lstep + k)), vm, t, &pend,
+						   &hint));
+			_mm256_storeu_si256((__m256i *)(l->hv + k), hint);
 			_mm256_storeu_si256((__m256i *)(l->sv + k), s);
 			l->pm[k / 8] = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(pend));
 		}
-		for (uint32_t k = 0; k < len; k++)
+		for (uint32_t k = 0; k < len; k++) {
 			cand[lid[k]] = l->rv[k];
+			next[lid[k]] = l->hv[k];
+		}
 		cur ^= 1;
 		n = 0;
 		for (uint32_t k = 0; stage + 1 < stages && k < len; k += 8)
@@ -109,13 +124,6 @@ AVX2 void xlb__maglev_snapshot_avx2(const uint32_t *taken, uint32_t size, const 
 				     _mm256_loadu_si256((const __m256i *)(lid + k)),
 				     _mm256_loadu_si256((const __m256i *)(l->sv + k)),
 				     _mm256_loadu_si256((const __m256i *)(lstep + k)));
-	}
-	for (uint32_t k = 0; next && k < cnt; k += 8) {
-		__m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(cnt - k)), lane);
-
-		_mm256_maskstore_epi32((int *)(next + k), live,
-				       add_mod8(_mm256_loadu_si256((const __m256i *)(cand + k)),
-						_mm256_loadu_si256((const __m256i *)(step + k)), vm));
 	}
 }
 

@@ -22,7 +22,8 @@ int xlb__maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *r
 /* The snapshot's working lists: claims still walking (claim, slot, step), probe results by group. */
 struct xlb__maglev_lists {
 	uint32_t id[2][XLB_MAGLEV_BATCH + 8], s[2][XLB_MAGLEV_BATCH + 8], step[2][XLB_MAGLEV_BATCH + 8];
-	uint32_t sv[XLB_MAGLEV_BATCH + 8], rv[XLB_MAGLEV_BATCH + 8], pm[XLB_MAGLEV_BATCH / 8 + 1];
+	uint32_t sv[XLB_MAGLEV_BATCH + 8], rv[XLB_MAGLEV_BATCH + 8], hv[XLB_MAGLEV_BATCH + 8];
+	uint32_t pm[XLB_MAGLEV_BATCH / 8 + 1];
 };
 
 #if defined(__x86_64__)
@@ -33,9 +34,9 @@ struct xlb__maglev_lists {
  * every slot of that walk is taken, where the probes gave up.  Walks of 8
  * claims probe 8 slots per gather: t1 probes each, then the walks still
  * going t more each, in at most `stages` rounds while at least `minlist`
- * go on.  next (if not NULL): next[k] = cand[k] + step[k] mod size.
- * start and step are read 8 at a time: readable (and < size) to cnt
- * rounded up to 8.
+ * go on.  next[k]: where the real's walk goes on after claiming cand[k]
+ * (every slot between them is taken).  start and step are read 8 at a
+ * time: readable (and < size) to cnt rounded up to 8.
  */
 void xlb__maglev_snapshot_avx2(const uint32_t *taken, uint32_t size, const uint32_t *start, const uint32_t *step,
 			       uint32_t cnt, uint32_t *cand, uint32_t *next, uint32_t t1, uint32_t t, uint32_t stages,
