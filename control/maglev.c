@@ -359,24 +359,26 @@ static uint32_t batch_claims(struct fill *f, struct batch *b, uint32_t cnt)
 }
 
 /*
- * A claim whose candidate s is taken walks on; its real's next candidate
- * follows the slot found.  Long walks (near the end) 8 candidates per
- * gather, short ones plainly: the gathers' latency cost more there.
+ * A claim whose candidate is taken walks on from `from`, the snapshot's
+ * next slot for its real after the candidate (every slot in between was
+ * taken); its real's next candidate follows the slot found.  Long walks
+ * (near the end) 8 candidates per gather, short ones plainly: the
+ * gathers' latency cost more there.
  */
-static __attribute__((noinline)) uint32_t commit_walk(struct fill *f, uint32_t s, uint32_t t)
+static __attribute__((noinline)) uint32_t commit_walk(struct fill *f, uint32_t from, uint32_t t)
 {
 	const uint32_t step = f->skip[t];
-	uint32_t word;
+	uint32_t s, word;
 
 	if (f->long_walks)
-		s = xlb__maglev_walk_avx2(f->taken, add_mod(s, step, f->size), step, f->size);
+		s = xlb__maglev_walk_avx2(f->taken, from, step, f->size);
 	else
-		s = walk_to_free(f->taken, add_mod(s, step, f->size), step, f->size, &word);
+		s = walk_to_free(f->taken, from, step, f->size, &word);
 	f->slot[t] = add_mod(s, step, f->size);
 	return s;
 }
 
-/* Commit the claims of turns t0.. to their candidates in order (the snapshot wrote slot[] already). */
+/* Commit the claims of turns t0.. to their candidates in order (the snapshot wrote their next slots in slot[]). */
 static void commit_round_robin(struct fill *f, const uint32_t *cand, uint32_t t0, uint32_t cnt)
 {
 	uint32_t *restrict taken = f->taken, *restrict ring = f->ring;
@@ -386,7 +388,7 @@ static void commit_round_robin(struct fill *f, const uint32_t *cand, uint32_t t0
 		uint32_t s = cand[k], w = taken[s >> 5];
 
 		if (w & slot_bit(s)) {
-			s = commit_walk(f, s, t0 + k);
+			s = commit_walk(f, f->slot[t0 + k], t0 + k);
 			w = taken[s >> 5];
 		}
 		taken[s >> 5] = w | slot_bit(s);
@@ -406,7 +408,7 @@ static void commit_turns(struct fill *f, const uint32_t *cand, const uint32_t *n
 		uint32_t t = turn[k], s = cand[k], w = taken[s >> 5];
 
 		if (w & slot_bit(s)) {
-			s = commit_walk(f, s, t);
+			s = commit_walk(f, next[k], t);
 			w = taken[s >> 5];
 		} else {
 			slot[t] = next[k];
