@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * maglev_impl.h - private to libxlbctl's Maglev fill: maglev.c (the fill,
- * portable) <- maglev_avx2.c (x86-64 AVX2 kernels, chosen at run time).
+ * maglev_impl.h - private to libxlbctl's Maglev tables: maglev.c (the API,
+ * the reals' hashes and turn order) <- maglev_fill.c (the fill's phases)
+ * <- maglev_avx2.c (their x86-64 AVX2 kernels, chosen at run time).
  */
 #ifndef XLB_MAGLEV_IMPL_H
 #define XLB_MAGLEV_IMPL_H
@@ -9,6 +10,36 @@
 #include <stdbool.h>
 
 #include "xlb_control.h"
+
+/* Claims the weighted generator computes ahead at a time. */
+#define XLB_MAGLEV_CLAIMS 256
+
+/* Walk state, one entry per weighted real, in turn order. */
+struct maglev_fill {
+	uint32_t *slot;	    /* the walk's next candidate: (offset + pos * skip) % size */
+	uint32_t *skip;
+	uint32_t *index;    /* in the caller's reals[] */
+	uint32_t *weight;
+	uint64_t *credit;
+	uint32_t *offset;   /* endgame only */
+	uint32_t *stamp;    /* the last batch with a claim of the real (AVX2 walk, weighted) */
+	size_t n;
+	size_t next; /* the turn the claim generator visits next */
+	uint64_t max_weight;
+	uint32_t *ring, *taken;
+	uint32_t size, filled;
+	bool simd; /* the AVX2 kernels */
+	uint32_t batch_no;
+	bool long_walks; /* the AVX2 commit's walks: 12 slots or more expected */
+	uint32_t claim_cnt, claim_pos;
+	uint32_t claims[XLB_MAGLEV_CLAIMS + 8]; /* turns that claim next, in order */
+};
+
+/*
+ * Fill f->ring: each slot gets its real's index (the walk, then the
+ * endgame; maglev.c's top comment has the phases).  0 or -ENOMEM.
+ */
+int xlb__maglev_fill(struct maglev_fill *f, bool round_robin);
 
 /* True when this CPU runs the AVX2 kernels (x86-64 with AVX2). */
 bool xlb__maglev_simd(void);
