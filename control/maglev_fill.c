@@ -74,7 +74,7 @@ static inline uint32_t slot_bit(uint32_t s)
 
 /* Free slots below which the fill switches to the endgame (see the top); the AVX2 scan is ~9x faster. */
 #define MAGLEV_ENDGAME 256
-#define MAGLEV_ENDGAME_AVX2 512
+#define MAGLEV_ENDGAME_AVX2 384
 /* The AVX2 snapshot's next stage needs this many walks still going (fewer walk on in the commit). */
 #define MAGLEV_STAGE_MIN 4
 
