@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * AVX2 kernels of the Maglev fill (maglev.c calls them when the CPU has
- * AVX2; each gives exactly what its portable counterpart gives).
+ * AVX2 kernels of the Maglev fill (maglev_fill.c calls them when the CPU
+ * has AVX2; the rings are the portable fill's, slot for slot).
  */
 #include "maglev_impl.h"
 

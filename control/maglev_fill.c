@@ -72,7 +72,7 @@ static inline uint32_t slot_bit(uint32_t s)
 	return 1u << (s & 31);
 }
 
-/* Free slots below which the fill switches to the endgame (see the top); the AVX2 scan is ~9x faster. */
+/* Free slots at which the fill switches to the endgame (maglev.c's top comment has why these). */
 #define MAGLEV_ENDGAME 256
 #define MAGLEV_ENDGAME_AVX2 384
 /* The AVX2 snapshot's next stage needs this many walks still going (fewer walk on in the commit). */
@@ -82,9 +82,9 @@ static inline uint32_t slot_bit(uint32_t s)
  * The next claimer's turn.  Round robin with credit by weight: at each
  * visit a real earns its weight and claims a slot when its credit reaches
  * max_weight (at most once per round, as weight <= max_weight).  Computed
- * XLB_MAGLEV_CLAIMS claims ahead with a conditional move per visit: with mixed
- * weights whether a real claims at its visit is a coin flip for the
- * branch predictor.
+ * XLB_MAGLEV_CLAIMS claims ahead with a conditional move per visit (with
+ * AVX2, 8 visits a step): with mixed weights whether a real claims at its
+ * visit is a coin flip for the branch predictor.
  */
 static void claims_refill(struct maglev_fill *f)
 {
@@ -314,27 +314,26 @@ static uint64_t claims_per_round(const struct maglev_fill *f, bool round_robin)
 	return sum / f->max_weight;
 }
 
+/*
+ * A walk's expected length is L = size / free slots (each slot free with
+ * odds free / size): the snapshot probes 0.8 L per walk, then 0.6 L more
+ * per walk still going, in up to 12 stages while 4 or more go on; under
+ * L = 1.25, one probe each (the commit walks on the few left).  At most
+ * free / 8 claims a batch: a claim finds its candidate taken by an earlier
+ * one of its batch 1 in 16 times on average.
+ */
 static void fill_batches(struct maglev_fill *f, struct batch *b, uint32_t stop, bool round_robin)
 {
 	while (f->filled < stop) {
 		uint32_t free = f->size - f->filled, cnt = min_u32(min_u32(XLB_MAGLEV_BATCH, free / 8), stop - f->filled);
 		uint32_t l16 = (uint32_t)(((uint64_t)f->size << 4) / free), t1 = 1, t = 1, stages = 1, t0;
 
-		/*
-		 * A walk's expected length is L = l16 / 16 slots (each free with
-		 * odds free / size); the snapshot probes 0.8 L per walk, then 0.6 L
-		 * more per walk still going, in up to 12 stages while 4 or more go
-		 * on; under 1.25 one probe each (the commit walks on the few left).
-		 * At most free / 8 claims a batch: two of them want the same slot
-		 * 1 in 16 times.
-		 */
 		f->long_walks = l16 >= 12 * 16;
 		if (l16 > 20) {
 			t1 = (l16 * 13 + 255) / 256;
 			t = (l16 * 10 + 255) / 256;
 			stages = 12;
 		}
-		cnt = cnt ? cnt : 1;
 		if (round_robin) {
 			t0 = (uint32_t)f->next;
 			cnt = min_u32(cnt, (uint32_t)f->n - t0);

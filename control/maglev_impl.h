@@ -74,7 +74,7 @@ void xlb__maglev_snapshot_avx2(const uint32_t *taken, uint32_t size, const uint3
 			       uint32_t minlist, struct xlb__maglev_lists *l);
 
 /*
- * The claim generator (maglev.c's claims_refill) 8 visits per step: from
+ * The claim generator (maglev_fill.c's claims_refill) 8 visits per step: from
  * turn *next on, each visit adds the real's weight to its credit and
  * claims when the credit reaches max (credit -= max); the claimers' turns
  * go to claims[], until at least want (at most want + 7): their count.
