@@ -196,7 +196,7 @@ static struct turn *turns_sort(struct turn *a, struct turn *tmp, size_t n)
  */
 static void *fill_alloc(struct maglev_fill *f, size_t n)
 {
-	uint8_t *mem = calloc(n + 2, 6 * sizeof(uint32_t) + sizeof(uint64_t) + 8);
+	uint8_t *mem = calloc(n + 16, 7 * sizeof(uint32_t) + sizeof(uint64_t));
 
 	if (!mem)
 		return NULL;
@@ -207,6 +207,7 @@ static void *fill_alloc(struct maglev_fill *f, size_t n)
 	f->weight = f->index + n;
 	f->offset = f->weight + n;
 	f->stamp = f->offset + n;
+	f->local = f->stamp + n;
 	return mem;
 }
 

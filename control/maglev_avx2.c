@@ -179,6 +179,55 @@ AVX2 uint32_t xlb__maglev_claims_avx2(uint64_t *credit, const uint32_t *weight, 
 	return cnt;
 }
 
+/* s + i * step mod size, i < 8. */
+AVX2 static inline __m256i walk8(uint32_t s, uint32_t step, __m256i vm)
+{
+	const __m256i b0 = _mm256_setr_epi32(0, -1, 0, -1, 0, -1, 0, -1), b1 = _mm256_setr_epi32(0, 0, -1, -1, 0, 0, -1, -1);
+	const __m256i b2 = _mm256_setr_epi32(0, 0, 0, 0, -1, -1, -1, -1);
+	__m256i c = _mm256_set1_epi32((int)s), s1 = _mm256_set1_epi32((int)step), s2 = add_mod8(s1, s1, vm);
+
+	c = add_mod8(c, _mm256_and_si256(s1, b0), vm);
+	c = add_mod8(c, _mm256_and_si256(s2, b1), vm);
+	return add_mod8(c, _mm256_and_si256(add_mod8(s2, s2, vm), b2), vm);
+}
+
+/*
+ * The probes keep their candidates and masks in scratch (fixed places):
+ * storing the free ones as they come would put gather results in the
+ * next gather's way (the address of every older store).
+ */
+AVX2 uint32_t xlb__maglev_collect_avx2(const uint32_t *taken, uint32_t s, uint32_t step, uint32_t size, uint32_t want,
+				       uint32_t max_probes, uint32_t *out, uint32_t *end, uint32_t *scratch)
+{
+	const __m256i vm = _mm256_set1_epi32((int)size), c31 = _mm256_set1_epi32(31);
+	__m256i c = walk8(s, step, vm), s8;
+	uint32_t *masks = scratch + max_probes + 8, it = 0, found = 0, cnt = 0;
+
+	s8 = _mm256_set1_epi32((int)step);
+	s8 = add_mod8(s8, s8, vm);
+	s8 = add_mod8(s8, s8, vm);
+	s8 = add_mod8(s8, s8, vm);
+	do {
+		__m256i w = _mm256_i32gather_epi32((const int *)taken, _mm256_srli_epi32(c, 5), 4);
+		uint32_t m = ~(uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_sllv_epi32(w, _mm256_andnot_si256(c, c31)))) & 0xff;
+
+		_mm256_storeu_si256((__m256i *)(scratch + 8 * it), c);
+		masks[it++] = m;
+		found += (uint32_t)__builtin_popcount(m);
+		c = add_mod8(c, s8, vm);
+	} while (found < want && 8 * it < max_probes);
+	*end = (uint32_t)_mm256_cvtsi256_si32(c);
+	for (uint32_t i = 0; i < it; i++) {
+		uint64_t bytes = _pdep_u64(masks[i], 0x0101010101010101ULL) * 0xff;
+		__m256i perm = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)_pext_u64(0x0706050403020100ULL, bytes)));
+
+		_mm256_storeu_si256((__m256i *)(out + cnt),
+				    _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(scratch + 8 * i)), perm));
+		cnt += (uint32_t)__builtin_popcount(masks[i]);
+	}
+	return cnt;
+}
+
 /* Candidates s + i * step, i < 8, then 8 * step on per gather; the loop's exit is one mispredict per walk. */
 AVX2 uint32_t xlb__maglev_walk_avx2(const uint32_t *taken, uint32_t s, uint32_t step, uint32_t size)
 {

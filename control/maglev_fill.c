@@ -77,6 +77,8 @@ static inline uint32_t slot_bit(uint32_t s)
 #define MAGLEV_ENDGAME_AVX2 384
 /* The AVX2 snapshot's next stage needs this many walks still going (fewer walk on in the commit). */
 #define MAGLEV_STAGE_MIN 4
+/* Probes of a real's candidates per batch of small rounds at most (the commit walks on after). */
+#define MAGLEV_COLLECT 2048
 
 /*
  * The next claimer's turn.  Round robin with credit by weight: at each
@@ -209,6 +211,16 @@ struct batch {
 	struct xlb__maglev_lists lists;
 };
 
+/* Small rounds: each real's candidates for all its claims of a batch (fill_sequences). */
+struct seqs {
+	struct seq {
+		uint32_t t, want, base, cnt, skip, end;
+	} seq[XLB_MAGLEV_BATCH];
+	uint32_t sidx[XLB_MAGLEV_BATCH], jdx[XLB_MAGLEV_BATCH]; /* a claim's sequence, its claims before it there */
+	uint32_t pool[8 * XLB_MAGLEV_BATCH + 16];
+	uint32_t scratch[MAGLEV_COLLECT + 8 + MAGLEV_COLLECT / 8 + 1];
+};
+
 #if defined(__x86_64__)
 /* Up to cnt next claims into b->turn, ending before a real that already has one in the batch. */
 static uint32_t batch_claims(struct maglev_fill *f, struct batch *b, uint32_t cnt)
@@ -244,21 +256,16 @@ static uint32_t batch_claims(struct maglev_fill *f, struct batch *b, uint32_t cn
 /*
  * A claim whose candidate is taken walks on from `from`, the snapshot's
  * next slot for its real after the candidate (every slot in between was
- * taken); its real's next candidate follows the slot found.  Long walks
- * (near the end) 8 candidates per gather, short ones plainly: the
- * gathers' latency cost more there.
+ * taken).  Long walks (near the end) 8 candidates per gather, short ones
+ * plainly: the gathers' latency cost more there.
  */
-static __attribute__((noinline)) uint32_t commit_walk(struct maglev_fill *f, uint32_t from, uint32_t t)
+static __attribute__((noinline)) uint32_t walk_on(const struct maglev_fill *f, uint32_t from, uint32_t step)
 {
-	const uint32_t step = f->skip[t];
-	uint32_t s, word;
+	uint32_t word;
 
 	if (f->long_walks)
-		s = xlb__maglev_walk_avx2(f->taken, from, step, f->size);
-	else
-		s = walk_to_free(f->taken, from, step, f->size, &word);
-	f->slot[t] = add_mod(s, step, f->size);
-	return s;
+		return xlb__maglev_walk_avx2(f->taken, from, step, f->size);
+	return walk_to_free(f->taken, from, step, f->size, &word);
 }
 
 /* Commit the claims of turns t0.. to their candidates in order (the snapshot wrote their next slots in slot[]). */
@@ -271,7 +278,8 @@ static void commit_round_robin(struct maglev_fill *f, const uint32_t *cand, uint
 		uint32_t s = cand[k], w = taken[s >> 5];
 
 		if (w & slot_bit(s)) {
-			s = commit_walk(f, f->slot[t0 + k], t0 + k);
+			s = walk_on(f, f->slot[t0 + k], f->skip[t0 + k]);
+			f->slot[t0 + k] = add_mod(s, f->skip[t0 + k], f->size);
 			w = taken[s >> 5];
 		}
 		taken[s >> 5] = w | slot_bit(s);
@@ -291,7 +299,8 @@ static void commit_turns(struct maglev_fill *f, const uint32_t *cand, const uint
 		uint32_t t = turn[k], s = cand[k], w = taken[s >> 5];
 
 		if (w & slot_bit(s)) {
-			s = commit_walk(f, next[k], t);
+			s = walk_on(f, next[k], f->skip[t]);
+			slot[t] = add_mod(s, f->skip[t], f->size);
 			w = taken[s >> 5];
 		} else {
 			slot[t] = next[k];
@@ -347,6 +356,101 @@ static void fill_batches(struct maglev_fill *f, struct batch *b, uint32_t stop, 
 						  stages, MAGLEV_STAGE_MIN, &b->lists);
 			commit_turns(f, b->cand, b->next, b->turn, cnt);
 		}
+	}
+}
+
+/*
+ * A claim's sequence candidate was taken (by a claim before it): it takes
+ * the real's next one still free, or walks on after the last one.
+ */
+static __attribute__((noinline)) uint32_t seq_next(const struct maglev_fill *f, const struct seqs *b, struct seq *q,
+						    uint32_t p)
+{
+	uint32_t s;
+
+	for (; p < q->base + q->cnt; p++, q->skip++) {
+		s = b->pool[p];
+		if (!(f->taken[s >> 5] & slot_bit(s)))
+			return s;
+	}
+	s = walk_on(f, q->end, f->skip[q->t]);
+	q->end = add_mod(s, f->skip[q->t], f->size);
+	return s;
+}
+
+/*
+ * Phase 1 with AVX2 and small rounds (a batch of claims goes round several
+ * times): each real's walk finds the free slots for all its claims of the
+ * batch, 8 candidates per gather; the claims then take them in turn order,
+ * each its real's first one still free (a claim before it may have taken
+ * some).  The candidates are in walk order with every slot between them
+ * taken: each claim gets the slot of the plain walk.  A claim finds its
+ * candidate by its place among its real's claims (sidx, jdx), not by a
+ * count kept per real: that store and load every claim would chain the
+ * claims (the load predicted to wait for an older store).
+ */
+static void fill_sequences(struct maglev_fill *f, struct seqs *b, uint32_t stop, bool round_robin)
+{
+	uint32_t *restrict taken = f->taken, *restrict ring = f->ring, *restrict slot = f->slot;
+	const uint32_t *restrict skip = f->skip, *restrict index = f->index;
+
+	while (f->filled < stop) {
+		uint32_t free = f->size - f->filled, cnt = min_u32(min_u32(XLB_MAGLEV_BATCH, free / 8), stop - f->filled);
+		uint32_t nseq = 0, base = 0;
+
+		f->long_walks = (uint64_t)f->size >= 12ULL * free;
+		if (round_robin) {
+			uint32_t n = (uint32_t)f->n, t0 = (uint32_t)f->next;
+
+			nseq = min_u32(n, cnt);
+			for (uint32_t i = 0; i < nseq; i++)
+				b->seq[i] = (struct seq){ .t = (t0 + i) % n, .want = (cnt - i + n - 1) / n };
+			for (uint32_t k = 0, i = 0, j = 0; k < cnt; k++) {
+				b->sidx[k] = i;
+				b->jdx[k] = j;
+				i = i + 1 == n ? 0 : i + 1;
+				j += !i;
+			}
+			f->next = (t0 + cnt) % n;
+		} else {
+			uint32_t no = ++f->batch_no;
+
+			for (uint32_t k = 0; k < cnt; k++) {
+				uint32_t t = next_claimer(f);
+
+				if (f->stamp[t] != no) {
+					f->stamp[t] = no;
+					f->local[t] = nseq;
+					b->seq[nseq++] = (struct seq){ .t = t };
+				}
+				b->sidx[k] = f->local[t];
+				b->jdx[k] = b->seq[f->local[t]].want++;
+			}
+		}
+		for (uint32_t i = 0; i < nseq; i++) {
+			struct seq *q = &b->seq[i];
+
+			q->base = base;
+			q->cnt = xlb__maglev_collect_avx2(taken, slot[q->t], skip[q->t], f->size, q->want, MAGLEV_COLLECT,
+							  b->pool + base, &q->end, b->scratch);
+			base += q->cnt;
+		}
+		for (uint32_t k = 0; k < cnt; k++) {
+			struct seq *q = &b->seq[b->sidx[k]];
+			uint32_t p = q->base + b->jdx[k] + q->skip, s = b->pool[p];
+
+			if (p >= q->base + q->cnt || (taken[s >> 5] & slot_bit(s)))
+				s = seq_next(f, b, q, p);
+			taken[s >> 5] |= slot_bit(s);
+			ring[s] = index[q->t];
+		}
+		for (uint32_t i = 0; i < nseq; i++) {
+			struct seq *q = &b->seq[i];
+			uint32_t used = q->want + q->skip;
+
+			slot[q->t] = used < q->cnt ? b->pool[q->base + used] : q->end;
+		}
+		f->filled += cnt;
 	}
 }
 #endif
@@ -445,18 +549,30 @@ int xlb__maglev_fill(struct maglev_fill *f, bool round_robin)
 	uint32_t eg = min_u32(f->size, f->simd ? MAGLEV_ENDGAME_AVX2 : MAGLEV_ENDGAME), stop = f->size - eg;
 	uint32_t *endgame = calloc(3 * (size_t)eg, sizeof(*endgame));
 	struct batch *batch = NULL;
+	struct seqs *seqs = NULL;
 
 	if (!endgame)
 		return -ENOMEM;
 #if defined(__x86_64__)
-	/* batches need many claims per round (a real claims once per batch) */
-	if (f->simd && claims_per_round(f, round_robin) >= 32) {
-		batch = calloc(1, sizeof(*batch));
+	/*
+	 * A batch's claims are of distinct reals with 16 claims a round or
+	 * more (fewer: too few walks for the lanes); whole sequences else
+	 * (a real's batch of claims costs a gather and a mispredict at least).
+	 */
+	if (f->simd && claims_per_round(f, round_robin) >= 16) {
+		batch = calloc(1, sizeof(*batch)); /* zero: padding lanes read start and step */
 		if (!batch) {
 			free(endgame);
 			return -ENOMEM;
 		}
 		fill_batches(f, batch, stop, round_robin);
+	} else if (f->simd) {
+		seqs = malloc(sizeof(*seqs));
+		if (!seqs) {
+			free(endgame);
+			return -ENOMEM;
+		}
+		fill_sequences(f, seqs, stop, round_robin);
 	}
 #endif
 	if (round_robin)
@@ -464,6 +580,7 @@ int xlb__maglev_fill(struct maglev_fill *f, bool round_robin)
 	else
 		fill_walk(f, stop);
 	fill_endgame(f, endgame);
+	free(seqs);
 	free(batch);
 	free(endgame);
 	return 0;

@@ -22,7 +22,8 @@ struct maglev_fill {
 	uint32_t *weight;
 	uint64_t *credit;
 	uint32_t *offset;   /* endgame only */
-	uint32_t *stamp;    /* the last batch with a claim of the real (AVX2 walk, weighted) */
+	uint32_t *stamp;    /* the last batch with a claim of the real (AVX2 walk) */
+	uint32_t *local;    /* the real's sequence in that batch (AVX2 walk of small rounds) */
 	size_t n;
 	size_t next; /* the turn the claim generator visits next */
 	uint64_t max_weight;
@@ -81,6 +82,16 @@ void xlb__maglev_snapshot_avx2(const uint32_t *taken, uint32_t size, const uint3
  */
 uint32_t xlb__maglev_claims_avx2(uint64_t *credit, const uint32_t *weight, uint32_t n, uint32_t *next,
 				 uint64_t max, uint32_t *claims, uint32_t want);
+
+/*
+ * The free slots of a walk from s on (s included), 8 candidates per
+ * gather, until at least want (or max_probes probes): into out[] (room
+ * for want + 7), their count; *end: the next slot to probe (every slot
+ * before it not in out[] is taken).  scratch: max_probes + 8 entries and
+ * max_probes / 8 + 1 more.
+ */
+uint32_t xlb__maglev_collect_avx2(const uint32_t *taken, uint32_t s, uint32_t step, uint32_t size, uint32_t want,
+				  uint32_t max_probes, uint32_t *out, uint32_t *end, uint32_t *scratch);
 
 /* The first free slot of a walk from s on (s included), 8 candidates per gather: the commit's long walks. */
 uint32_t xlb__maglev_walk_avx2(const uint32_t *taken, uint32_t s, uint32_t step, uint32_t size);
