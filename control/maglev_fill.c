@@ -217,6 +217,7 @@ struct seqs {
 		uint32_t t, want, base, cnt, skip, end;
 	} seq[XLB_MAGLEV_BATCH];
 	uint32_t sidx[XLB_MAGLEV_BATCH], jdx[XLB_MAGLEV_BATCH]; /* a claim's sequence, its claims before it there */
+	uint32_t cand[XLB_MAGLEV_BATCH]; /* its candidate if its real skipped none; past the last: none (UINT32_MAX) */
 	uint32_t pool[8 * XLB_MAGLEV_BATCH + 16];
 	uint32_t scratch[MAGLEV_COLLECT + 8 + MAGLEV_COLLECT / 8 + 1];
 };
@@ -436,13 +437,21 @@ static void fill_sequences(struct maglev_fill *f, struct seqs *b, uint32_t stop,
 			base += q->cnt;
 		}
 		for (uint32_t k = 0; k < cnt; k++) {
-			struct seq *q = &b->seq[b->sidx[k]];
-			uint32_t p = q->base + b->jdx[k] + q->skip, s = b->pool[p];
+			const struct seq *q = &b->seq[b->sidx[k]];
 
-			if (p >= q->base + q->cnt || (taken[s >> 5] & slot_bit(s)))
-				s = seq_next(f, b, q, p);
+			b->cand[k] = b->jdx[k] < q->cnt ? b->pool[q->base + b->jdx[k]] : UINT32_MAX;
+		}
+		/* once a real skipped a candidate, its claims' own ones are taken: they look further */
+		for (uint32_t k = 0; k < cnt; k++) {
+			uint32_t s = b->cand[k];
+
+			if (s >= f->size || (taken[s >> 5] & slot_bit(s))) {
+				struct seq *q = &b->seq[b->sidx[k]];
+
+				s = seq_next(f, b, q, q->base + b->jdx[k] + q->skip);
+			}
 			taken[s >> 5] |= slot_bit(s);
-			ring[s] = index[q->t];
+			ring[s] = index[b->seq[b->sidx[k]].t];
 		}
 		for (uint32_t i = 0; i < nseq; i++) {
 			struct seq *q = &b->seq[i];
