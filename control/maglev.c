@@ -294,7 +294,7 @@ out:
 bool xlb__maglev_simd(void)
 {
 #if defined(__x86_64__)
-	return __builtin_cpu_supports("avx2");
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
 #else
 	return false;
 #endif

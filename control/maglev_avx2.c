@@ -8,7 +8,26 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define AVX2 __attribute__((target("avx2,bmi2,popcnt")))
+#define AVX2 __attribute__((target("avx2,popcnt")))
+
+/*
+ * pack[m]: the lanes set in the 8-bit mask m, in order, a byte each (the
+ * permutation that moves them to the front).  A table, not BMI2's pdep and
+ * pext: those take hundreds of cycles before Zen 3.
+ */
+#define PACK_BIT(m, i) ((m) >> (i) & 1 ? (uint64_t)(i) << 8 * __builtin_popcount((m) & ((1u << (i)) - 1)) : 0)
+#define PACK(m)                                                                                           \
+	(PACK_BIT(m, 0) | PACK_BIT(m, 1) | PACK_BIT(m, 2) | PACK_BIT(m, 3) | PACK_BIT(m, 4) | PACK_BIT(m, 5) | \
+	 PACK_BIT(m, 6) | PACK_BIT(m, 7))
+#define PACK4(m) PACK(m), PACK((m) + 1), PACK((m) + 2), PACK((m) + 3)
+#define PACK16(m) PACK4(m), PACK4((m) + 4), PACK4((m) + 8), PACK4((m) + 12)
+#define PACK64(m) PACK16(m), PACK16((m) + 16), PACK16((m) + 32), PACK16((m) + 48)
+static const uint64_t pack[256] = { PACK64(0u), PACK64(64u), PACK64(128u), PACK64(192u) };
+
+AVX2 static inline __m256i pack_perm(uint32_t m)
+{
+	return _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)pack[m]));
+}
 
 /* (a + b) mod m of 8 lanes, a, b < m < 2^31. */
 AVX2 static inline __m256i add_mod8(__m256i a, __m256i b, __m256i vm)
@@ -59,8 +78,7 @@ AVX2 static inline __m256i probe8(const uint32_t *taken, __m256i *vs, __m256i vs
 AVX2 static inline uint32_t compact8(uint32_t *lid, uint32_t *ls, uint32_t *lstep, uint32_t cnt, uint32_t m,
 				     __m256i id, __m256i s, __m256i step)
 {
-	uint64_t bytes = _pdep_u64(m, 0x0101010101010101ULL) * 0xff;
-	__m256i perm = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)_pext_u64(0x0706050403020100ULL, bytes)));
+	__m256i perm = pack_perm(m);
 
 	_mm256_storeu_si256((__m256i *)(lid + cnt), _mm256_permutevar8x32_epi32(id, perm));
 	_mm256_storeu_si256((__m256i *)(ls + cnt), _mm256_permutevar8x32_epi32(s, perm));
@@ -140,7 +158,6 @@ AVX2 uint32_t xlb__maglev_claims_avx2(uint64_t *credit, const uint32_t *weight, 
 		__m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)len), lane), w, lo, hi, take_lo, take_hi;
 		__m256i live_lo = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(live));
 		__m256i live_hi = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(live, 1));
-		uint64_t bytes;
 
 		/* masked loads and stores only for a round's last, short step (they are slow) */
 		if (len == 8) {
@@ -167,11 +184,8 @@ AVX2 uint32_t xlb__maglev_claims_avx2(uint64_t *credit, const uint32_t *weight, 
 		}
 		m = ((uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(take_lo)) |
 		     (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(take_hi)) << 4) & ((1u << len) - 1);
-		bytes = _pdep_u64(m, 0x0101010101010101ULL) * 0xff;
 		_mm256_storeu_si256((__m256i *)(claims + cnt),
-				    _mm256_permutevar8x32_epi32(_mm256_add_epi32(_mm256_set1_epi32((int)i), lane),
-								_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(
-									(long long)_pext_u64(0x0706050403020100ULL, bytes)))));
+				    _mm256_permutevar8x32_epi32(_mm256_add_epi32(_mm256_set1_epi32((int)i), lane), pack_perm(m)));
 		cnt += (uint32_t)__builtin_popcount(m);
 		i = i + len == n ? 0 : i + len;
 	}
@@ -218,11 +232,9 @@ AVX2 uint32_t xlb__maglev_collect_avx2(const uint32_t *taken, uint32_t s, uint32
 	} while (found < want && 8 * it < max_probes);
 	*end = (uint32_t)_mm256_cvtsi256_si32(c);
 	for (uint32_t i = 0; i < it; i++) {
-		uint64_t bytes = _pdep_u64(masks[i], 0x0101010101010101ULL) * 0xff;
-		__m256i perm = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)_pext_u64(0x0706050403020100ULL, bytes)));
-
 		_mm256_storeu_si256((__m256i *)(out + cnt),
-				    _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(scratch + 8 * i)), perm));
+				    _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(scratch + 8 * i)),
+								pack_perm(masks[i])));
 		cnt += (uint32_t)__builtin_popcount(masks[i]);
 	}
 	return cnt;
