@@ -59,8 +59,9 @@ bool xlb_is_prime(uint32_t n);
  * Fill ring[0..size) with indexes into reals[] by the Maglev paper's
  * permutation fill: each real walks its own permutation (offset and skip
  * from two hashes of its identity) and, in each round, claims slots in
- * proportion to its weight.  size must be prime and >= the number of reals
- * with weight > 0.  With no weighted real every slot is XLB_RING_EMPTY.
+ * proportion to its weight.  size must be prime, below 2^31, and >= the
+ * number of reals with weight > 0.  With no weighted real every slot is
+ * XLB_RING_EMPTY.
  * The ring depends on the reals' identities and weights only, never on
  * their order in reals[] (they take turns in identity order), so identical
  * desired state gives a byte-identical ring on every host.

@@ -5,9 +5,9 @@
  * a weight change moves little, the table is deterministic and does not
  * depend on the order the reals are listed in (identical desired state on
  * two hosts that added the reals in different orders: identical rings),
- * and xlb_maglev_build's fast fill (round robin or weighted walk, then the
- * endgame) gives, slot for slot, the ring of the textbook fill written out
- * plainly below, on random real sets with equal and mixed weights.
+ * and xlb_maglev_build's fast fill (every phase, portable and AVX2) gives,
+ * slot for slot, the ring of the textbook fill written out plainly below,
+ * on random real sets of every ring size with equal and mixed weights.
  */
 #include <errno.h>
 #include <math.h>
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "xlb_control.h"
+#include "maglev_impl.h"
 
 #define M 65537
 
@@ -153,6 +153,9 @@ static void test_edges(void)
 	make_reals(&ids, 3, NULL);
 	CHECK(xlb_maglev_build(ids.reals, 3, ring, 12) == -EINVAL, "non-prime size accepted");
 	CHECK(xlb_maglev_build(ids.reals, 3, NULL, 13) == -EINVAL, "NULL ring accepted");
+	/* a prime of 2^31 slots or more is refused before the ring is touched */
+	CHECK(xlb_is_prime(2147483659u) && xlb_maglev_build(ids.reals, 3, ring, 2147483659u) == -EINVAL,
+	      "2^31 + 11 slots accepted");
 	ids.reals[0].weight = ids.reals[1].weight = ids.reals[2].weight = 0;
 	CHECK(xlb_maglev_build(ids.reals, 3, ring, 13) == 0, "all-zero weights");
 	for (int s = 0; s < 13; s++)
@@ -295,38 +298,55 @@ static void reference_fill(const struct xlb_maglev_real *reals, size_t n, uint32
 	free(pos);
 }
 
-/* Random real sets (sizes, weights with zeros, IPv4/IPv6 identities, duplicates of none). */
+/*
+ * Random real sets against the textbook fill: ring sizes from 3 to the
+ * largest (batches and the endgame at every size, XLB_RING_SIZE_MAX once),
+ * 1..40 reals (rounds too short for batches) or up to 2000; equal weights,
+ * 1..100, 1..100000 with zeros, two weights, and weights near 2^32; IPv4
+ * and IPv6 identities, and identities of 1..24 bytes.  The portable fill,
+ * and the AVX2 one where the CPU has it.
+ */
 static void test_walks_match_reference(void)
 {
-	static const uint32_t sizes[] = { 13, 251, 4099, M };
+	enum { N = 2000, SETS = 49 };
+	static const uint32_t sizes[] = { 3, 13, 251, 521, 4099, 16411, M, 131071 };
 	unsigned int seed = (unsigned int)time(NULL);
-	uint32_t *want = malloc(M * sizeof(*want)), *got = malloc(M * sizeof(*got));
-	static uint8_t addr[1000][16];
-	static struct xlb_maglev_real reals[1000];
+	uint32_t *want = malloc(XLB_RING_SIZE_MAX * sizeof(*want)), *got = malloc(XLB_RING_SIZE_MAX * sizeof(*got));
+	static uint8_t addr[N][24];
+	static struct xlb_maglev_real reals[N];
 
 	srand(seed);
-	for (int t = 0; t < 24; t++) {
-		uint32_t size = sizes[t % 4];
-		size_t n = 1 + (size_t)rand() % (size < 1000 ? size - 1 : 1000);
-		uint32_t wmax = t % 3 == 0 ? 1 : t % 3 == 1 ? 100 : 100000;
+	for (int t = 0; t < SETS; t++) {
+		uint32_t size = t == SETS - 1 ? XLB_RING_SIZE_MAX : sizes[t % 8];
+		size_t cap = size < N ? size : N;
+		size_t n = 1 + (size_t)rand() % (t / 8 % 2 && cap > 40 ? 40 : cap);
+		int weights = t % 5;
 
 		for (size_t i = 0; i < n; i++) {
-			memset(addr[i], 0, 16);
+			memset(addr[i], 0, sizeof(addr[i]));
 			addr[i][0] = i % 4 ? 10 : 0xfd;
 			addr[i][1] = (uint8_t)t;
 			addr[i][2] = (uint8_t)(i >> 8);
 			addr[i][3] = (uint8_t)i;
 			addr[i][15] = (uint8_t)rand();
+			addr[i][4 + rand() % 20] ^= (uint8_t)rand();
 			reals[i].id = addr[i];
-			reals[i].id_len = i % 4 ? 4 : 16;
-			reals[i].weight = rand() % 8 == 0 ? 0 : 1 + (uint32_t)rand() % wmax;
+			/* IPv4 and IPv6 lengths, and every length to 24 (keys of 8 and 16 bytes, longer ones) */
+			reals[i].id_len = t / 2 % 2 ? (i % 4 ? 4 : 16) : 1 + (size_t)rand() % 24;
+			reals[i].weight = weights == 0 ? 1 :
+					  weights == 1 ? 1 + (uint32_t)rand() % 100 :
+					  weights == 2 ? (rand() % 8 == 0 ? 0 : 1 + (uint32_t)rand() % 100000) :
+					  weights == 3 ? (i % 3 ? 3 : 7) : UINT32_MAX - (uint32_t)rand() % 1000;
 		}
 		reference_fill(reals, n, want, size);
-		int ret = xlb_maglev_build(reals, n, got, size);
+		for (int simd = 0; simd <= xlb__maglev_simd(); simd++) {
+			int ret = xlb__maglev_build(reals, n, got, size, simd);
 
-		CHECK(ret == 0, "build (%d)", ret);
-		if (!ret && memcmp(want, got, size * sizeof(*got)))
-			CHECK(0, "%zu reals, %u slots (seed %u): not the reference ring", n, size, seed);
+			CHECK(ret == 0, "build (%d)", ret);
+			if (!ret && memcmp(want, got, size * sizeof(*got)))
+				CHECK(0, "%zu reals, %u slots, weights %d, simd %d (seed %u): not the reference ring", n,
+				      size, weights, simd, seed);
+		}
 	}
 	free(want);
 	free(got);
