@@ -84,6 +84,29 @@ int kernel_config_put(struct xlb_backend *be, const struct xlb_settings *set,
 	return 0;
 }
 
+/* xlb_vip_fast[id] on every CPU: what the fast path knows of the VIP (epoch 0: nothing). */
+static int vip_fast_put(struct kernel *k, uint32_t id, uint32_t epoch, __u8 encap, struct xlb_err *err)
+{
+	struct xlb_vip_fast vals[k->ncpus > 0 ? k->ncpus : 1];
+
+	for (int c = 0; c < k->ncpus; c++)
+		vals[c] = (struct xlb_vip_fast){ .epoch = epoch, .encap = encap };
+	if (km_update(k, KM_VIP_FAST, &id, vals, BPF_ANY))
+		return kernel_map_err(err, "update xlb_vip_fast", errno);
+	k->vip_fast[id] = epoch != 0;
+	return 0;
+}
+
+/* The epoch xlb_vip_fast holds for a VIP id (CPU 0's copy; 0 when it cannot be read). */
+static uint32_t vip_fast_epoch(struct kernel *k, uint32_t id)
+{
+	struct xlb_vip_fast vals[k->ncpus > 0 ? k->ncpus : 1];
+
+	if (k->ncpus <= 0 || km_lookup(k, KM_VIP_FAST, &id, vals))
+		return 0;
+	return vals[0].epoch;
+}
+
 int kernel_maps_init(struct kernel *k, struct xlb_err *err)
 {
 	struct xlb_dp_vip *vips;
@@ -115,6 +138,15 @@ int kernel_maps_init(struct kernel *k, struct xlb_err *err)
 			continue;
 		k->vip_present[vips[i].id] = true;
 		k->vip_fast[vips[i].id] = vips[i].epoch != 0;
+		/* a daemon stopped between a VIP's meta and xlb_vip_fast: finish the put */
+		if (vips[i].epoch && vip_fast_epoch(k, vips[i].id) != vips[i].epoch) {
+			int ret = vip_fast_put(k, vips[i].id, vips[i].epoch, (__u8)vips[i].encap, err);
+
+			if (ret) {
+				free(vips);
+				return ret;
+			}
+		}
 		k->vip_addr[vips[i].id] = vips[i].addr;
 		k->ring_half[vips[i].id] = vips[i].ring_half;
 	}
@@ -266,19 +298,6 @@ static int write_half(struct kernel *k, uint32_t vip_id, unsigned int half, cons
 	for (uint32_t i = 0; i < size; i++)
 		if (km_update(k, KM_RINGS, &k->keys[i], &ring[i], BPF_ANY))
 			return kernel_map_err(err, "update xlb_rings", errno);
-	return 0;
-}
-
-/* xlb_vip_fast[id] on every CPU: what the fast path knows of the VIP (epoch 0: nothing). */
-static int vip_fast_put(struct kernel *k, uint32_t id, uint32_t epoch, __u8 encap, struct xlb_err *err)
-{
-	struct xlb_vip_fast vals[k->ncpus > 0 ? k->ncpus : 1];
-
-	for (int c = 0; c < k->ncpus; c++)
-		vals[c] = (struct xlb_vip_fast){ .epoch = epoch, .encap = encap };
-	if (km_update(k, KM_VIP_FAST, &id, vals, BPF_ANY))
-		return kernel_map_err(err, "update xlb_vip_fast", errno);
-	k->vip_fast[id] = epoch != 0;
 	return 0;
 }
 
