@@ -291,15 +291,6 @@ out:
 	return err;
 }
 
-bool xlb__maglev_simd(void)
-{
-#if defined(__x86_64__)
-	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
-#else
-	return false;
-#endif
-}
-
 int xlb_maglev_build(const struct xlb_maglev_real *reals, size_t n, uint32_t *ring, uint32_t size)
 {
 	return xlb__maglev_build(reals, n, ring, size, xlb__maglev_simd());

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * AVX2 kernels of the Maglev fill (maglev_fill.c calls them when the CPU
- * has AVX2; the rings are the portable fill's, slot for slot).
+ * has AVX2; the rings are the portable fill's, slot for slot).  Built on
+ * x86-64 only; other machines link maglev_simd_none.c (control/meson.build).
  */
-#include "maglev_impl.h"
-
-#if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "maglev_impl.h"
 
 #define AVX2 __attribute__((target("avx2,popcnt")))
 
@@ -309,4 +309,8 @@ AVX2 uint32_t xlb__maglev_first_avx2(const uint32_t *free_slots, uint32_t cnt, u
 	lanes = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(best, min)));
 	return (uint32_t)_mm256_cvtsi256_si32(_mm256_permutevar8x32_epi32(best_k, _mm256_set1_epi32(__builtin_ctz(lanes))));
 }
-#endif
+
+bool xlb__maglev_simd(void)
+{
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+}

@@ -97,7 +97,6 @@ static void claims_refill(struct maglev_fill *f)
 	uint32_t cnt = 0;
 	size_t i = f->next;
 
-#if defined(__x86_64__)
 	if (f->simd) {
 		uint32_t next = (uint32_t)f->next;
 
@@ -106,7 +105,6 @@ static void claims_refill(struct maglev_fill *f)
 		f->next = next;
 		return;
 	}
-#endif
 	while (cnt < XLB_MAGLEV_CLAIMS) {
 		uint64_t c = credit[i] + weight[i];
 		uint32_t take = c >= max;
@@ -222,7 +220,6 @@ struct seqs {
 	uint32_t scratch[MAGLEV_COLLECT + 8 + MAGLEV_COLLECT / 8 + 1];
 };
 
-#if defined(__x86_64__)
 /* Up to cnt next claims into b->turn, ending before a real that already has one in the batch. */
 static uint32_t batch_claims(struct maglev_fill *f, struct batch *b, uint32_t cnt)
 {
@@ -462,7 +459,6 @@ static void fill_sequences(struct maglev_fill *f, struct seqs *b, uint32_t stop,
 		f->filled += cnt;
 	}
 }
-#endif
 
 /*
  * inv[k] = skip^-1 mod m of the k-th claimer, for every claim of the
@@ -540,11 +536,9 @@ static void fill_endgame(struct maglev_fill *f, uint32_t *buf)
 	for (uint32_t k = 0; k < cnt; k++) {
 		uint32_t winv = (uint32_t)(((uint64_t)inv[k] << 32) / mt.m), j;
 
-#if defined(__x86_64__)
 		if (f->simd)
 			j = xlb__maglev_first_avx2(free_slots, cnt - k, f->offset[turn[k]], inv[k], winv, mt.m);
 		else
-#endif
 			j = endgame_first(free_slots, cnt - k, f->offset[turn[k]], inv[k], winv, mt.m);
 
 		f->ring[free_slots[j]] = f->index[turn[k]];
@@ -562,7 +556,6 @@ int xlb__maglev_fill(struct maglev_fill *f, bool round_robin)
 
 	if (!endgame)
 		return -ENOMEM;
-#if defined(__x86_64__)
 	/*
 	 * A batch's claims are of distinct reals with 16 claims a round or
 	 * more (fewer: too few walks for the lanes); whole sequences else
@@ -583,7 +576,6 @@ int xlb__maglev_fill(struct maglev_fill *f, bool round_robin)
 		}
 		fill_sequences(f, seqs, stop, round_robin);
 	}
-#endif
 	if (round_robin)
 		fill_walk_round_robin(f, stop);
 	else

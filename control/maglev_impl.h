@@ -58,7 +58,6 @@ struct xlb__maglev_lists {
 	uint32_t pm[XLB_MAGLEV_BATCH / 8 + 1];
 };
 
-#if defined(__x86_64__)
 /*
  * The AVX2 walk's snapshot of a batch of cnt <= XLB_MAGLEV_BATCH claims:
  * cand[k] = the first slot free in taken[] (as it is now, nothing is
@@ -103,6 +102,4 @@ uint32_t xlb__maglev_walk_avx2(const uint32_t *taken, uint32_t s, uint32_t step,
  */
 uint32_t xlb__maglev_first_avx2(const uint32_t *free_slots, uint32_t cnt, uint32_t offset, uint32_t inv,
 				uint32_t winv, uint32_t m);
-#endif
-
 #endif /* XLB_MAGLEV_IMPL_H */
