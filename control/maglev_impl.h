@@ -2,7 +2,8 @@
 /*
  * maglev_impl.h - private to libxlbctl's Maglev tables: maglev.c (the API,
  * the reals' hashes and turn order) <- maglev_fill.c (the fill's phases)
- * <- maglev_avx2.c (their x86-64 AVX2 kernels, chosen at run time).
+ * <- maglev_avx2.c (their x86-64 AVX2 kernels, chosen at run time), or
+ * maglev_simd_none.c elsewhere.
  */
 #ifndef XLB_MAGLEV_IMPL_H
 #define XLB_MAGLEV_IMPL_H
