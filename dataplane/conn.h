@@ -90,9 +90,9 @@ static __always_inline void xlb_conn_stamp(const struct xlb_pkt *pkt, struct xlb
 {
 	__u32 epoch = xlb_vip_epoch(&pkt->vip);
 
-	if (conn->vip_epoch == epoch && conn->vip_num == pkt->vip.vip_num)
+	if (conn->vip_epoch == epoch && conn->vip_num == (__u16)pkt->vip.vip_num)
 		return;
-	conn->vip_num = pkt->vip.vip_num;
+	conn->vip_num = (__u16)pkt->vip.vip_num; /* above 0xffff the epoch is 0 */
 	conn->vip_epoch = epoch;
 }
 
@@ -206,7 +206,7 @@ static __noinline void xlb_conn_insert(struct xlb_pkt *pkt, const struct xlb_con
 	conn.real_num = pkt->real_num;
 	conn.hash = pkt->hash;
 	conn.state = xlb_conn_next_state(pkt, XLB_CONN_NEW);
-	conn.vip_num = pkt->vip.vip_num;
+	conn.vip_num = (__u16)pkt->vip.vip_num;
 	conn.vip_epoch = xlb_vip_epoch(&pkt->vip);
 	if (pkt->flow.proto == IPPROTO_UDP)
 		conn.atime_ns = bpf_ktime_get_ns();

@@ -129,7 +129,9 @@
  * the time of the last packet (UDP only: TCP packets read no clock), the TCP
  * state the client's packets show (XLB_CONN_*: "established" after the
  * first packet without SYN, "closed" after a FIN or RST; written only when
- * it changes), from which control counts active flows per real.
+ * it changes), from which control counts active flows per real, and the
+ * VIP and settings epoch the entry is stamped for (the established-flow
+ * fast path, above).
  *  - TCP SYN (without ACK) always consults the ring and rewrites the entry
  *    (in place when the 5-tuple is already there).
  *  - Other TCP packets and UDP use the entry when present: established flows
