@@ -330,6 +330,9 @@ static int senders_cpu_time(uint64_t *ret_idle, uint64_t *ret_total)
 		unsigned long long v[8] = { 0 };
 		int cpu;
 
+		/* "cpuN ..." only: %d would skip the aggregate line's spaces and read its first figure */
+		if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9')
+			continue;
 		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1], &v[2], &v[3],
 			   &v[4], &v[5], &v[6], &v[7]) != 9 ||
 		    cpu < opts.first_cpu || cpu >= opts.first_cpu + opts.threads)
