@@ -6,16 +6,16 @@
  * transmits; everything that is not for a VIP passes to the stack
  * untouched.  Built as static subprograms (bpf-to-bpf calls, at most five
  * arguments), one header per job.  What every packet runs is inlined into
- * three functions: the entry (parsing, the VIP filter and lookup: host
- * traffic passes without a call), xlb_balance() (connection table, ring)
- * and xlb_forward() (encapsulation), two calls per VIP packet instead of
- * eleven: each costs a prologue, an epilogue and a return thunk.  An
- * established flow's packet usually meets its connection-table entry
- * before any VIP lookup (conn.h, xlb_conn_fast()) and makes one call,
- * xlb_forward().  A new flow's hash (xlb_flow_hash_words(), xlb_shared.h:
- * only when the table has no entry) and ring pick are inlined too; rarer
- * steps (ICMP, fragments, QUIC, affinity, the insert of a new flow, too
- * big) stay subprograms.
+ * two functions: the entry (parsing, the VIP filter, the established-flow
+ * fast path, the VIP lookup, the encapsulation: host traffic passes without
+ * a call) and xlb_balance() (connection table, ring), one call per packet
+ * that takes the VIP lookup instead of eleven: each costs a prologue, an
+ * epilogue and a return thunk.  An established flow's packet usually meets
+ * its connection-table entry before any VIP lookup (conn.h,
+ * xlb_conn_fast()) and makes no call.  A new flow's hash
+ * (xlb_flow_hash_words(), xlb_shared.h: only when the table has no entry)
+ * and ring pick are inlined too; rarer steps (ICMP, fragments, QUIC,
+ * affinity, the insert of a new flow, too big) stay subprograms.
  *
  *   parse.h     Ethernet/VLAN, IPv4/IPv6 (+ fragment header), TCP/UDP
  *   vip.h       VIP lookup, VIP addresses, source allow-lists

