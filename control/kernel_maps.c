@@ -84,6 +84,21 @@ int kernel_config_put(struct xlb_backend *be, const struct xlb_settings *set,
 	return 0;
 }
 
+static void vip_key_of(const struct xlb_ip *addr, uint16_t port, uint8_t proto,
+		       struct xlb_vip_key *key)
+{
+	memset(key, 0, sizeof(*key));
+	kernel_to_dp_addr(addr, &key->addr, &key->family);
+	key->port = htons(port);
+	key->proto = proto;
+}
+
+/* May the VIP's established flows skip the VIP lookup (xlb_vip_epoch() in dataplane/conn.h)? */
+static bool vip_fast_eligible(const struct xlb_vip_meta *m)
+{
+	return !(m->flags & XLB_VIP_F_FAST_BLOCKERS) && !m->affinity_s && m->vip_num <= 0xffff;
+}
+
 /* xlb_vip_fast[id] on every CPU: what the fast path knows of the VIP (epoch 0: nothing). */
 static int vip_fast_put(struct kernel *k, uint32_t id, uint32_t epoch, __u8 encap, struct xlb_err *err)
 {
@@ -107,10 +122,18 @@ static uint32_t vip_fast_epoch(struct kernel *k, uint32_t id)
 	return vals[0].epoch;
 }
 
+static int vip_filter_put(struct kernel *k, struct xlb_err *err);
+
+/* A settings epoch never handed out before; 0 (no fast path) once all 2^32 - 1 are used. */
+static uint32_t new_epoch(struct kernel *k)
+{
+	return k->next_epoch ? k->next_epoch++ : 0;
+}
+
 int kernel_maps_init(struct kernel *k, struct xlb_err *err)
 {
 	struct xlb_dp_vip *vips;
-	int n;
+	int n, adopted = 0;
 
 	k->keys = malloc(k->ring_size * sizeof(*k->keys));
 	k->ring_half = calloc(k->max_vips, sizeof(*k->ring_half));
@@ -127,13 +150,20 @@ int kernel_maps_init(struct kernel *k, struct xlb_err *err)
 	}
 	/*
 	 * What an adopted dataplane holds already counts for the VIP filter,
-	 * and its epochs are never handed out again.
+	 * and its epochs are never handed out again: neither those its metas
+	 * hold nor any handed out before (entries may carry them), which the
+	 * filter keeps (xlb_shared.h).
 	 */
-	k->next_epoch = 1;
+	{
+		struct xlb_vip_filter f;
+		__u32 zero = 0;
+
+		k->next_epoch = km_lookup(k, KM_VIP_FILTER, &zero, &f) ? 1 : f.epoch_hwm + 1;
+	}
 	n = kernel_vip_list(&(struct xlb_backend){ .priv = k }, vips, k->max_vips);
 	for (int i = 0; i < n && i < (int)k->max_vips; i++) {
-		if (vips[i].epoch >= k->next_epoch)
-			k->next_epoch = vips[i].epoch + 1;
+		if (k->next_epoch && vips[i].epoch >= k->next_epoch)
+			k->next_epoch = vips[i].epoch + 1; /* 0 after the last: exhausted */
 		if (vips[i].id >= k->max_vips)
 			continue;
 		k->vip_present[vips[i].id] = true;
@@ -150,7 +180,38 @@ int kernel_maps_init(struct kernel *k, struct xlb_err *err)
 		k->vip_addr[vips[i].id] = vips[i].addr;
 		k->ring_half[vips[i].id] = vips[i].ring_half;
 	}
+	/*
+	 * Metas without an epoch (carried over from a build before the fast
+	 * path: the value grew, zero-extended) get one, as a put would give,
+	 * and their addresses their fast bits.
+	 */
+	for (int i = 0; i < n && i < (int)k->max_vips; i++) {
+		struct xlb_vip_key key;
+		struct xlb_vip_meta meta;
+		int ret;
+
+		if (vips[i].epoch || vips[i].id >= k->max_vips)
+			continue;
+		vip_key_of(&vips[i].addr, vips[i].port, vips[i].proto, &key);
+		if (km_lookup(k, KM_VIPS, &key, &meta) || !vip_fast_eligible(&meta))
+			continue;
+		meta.epoch = new_epoch(k);
+		if (!meta.epoch)
+			continue;
+		if (km_update(k, KM_VIPS, &key, &meta, BPF_EXIST)) {
+			free(vips);
+			return kernel_map_err(err, "update xlb_vips", errno);
+		}
+		ret = vip_fast_put(k, meta.vip_num, meta.epoch, meta.encap, err);
+		if (ret) {
+			free(vips);
+			return ret;
+		}
+		adopted++;
+	}
 	free(vips);
+	if (adopted)
+		return vip_filter_put(k, err);
 	return n < 0 ? xlb_err_set(err, n, "cannot list the dataplane's VIPs") : 0;
 }
 
@@ -174,7 +235,7 @@ void kernel_maps_free(struct kernel *k)
  */
 static int vip_filter_put(struct kernel *k, struct xlb_err *err)
 {
-	struct xlb_vip_filter f = { .enabled = 1 };
+	struct xlb_vip_filter f = { .enabled = 1, .epoch_hwm = k->next_epoch - 1 };
 	union xlb_addr a;
 	__u32 zero = 0, bit;
 	__u8 fam;
@@ -267,15 +328,6 @@ static int allow_put(struct kernel *k, const struct xlb_vip_cfg *vip, struct xlb
 	return 0;
 }
 
-static void vip_key_of(const struct xlb_ip *addr, uint16_t port, uint8_t proto,
-		       struct xlb_vip_key *key)
-{
-	memset(key, 0, sizeof(*key));
-	kernel_to_dp_addr(addr, &key->addr, &key->family);
-	key->port = htons(port);
-	key->proto = proto;
-}
-
 static int write_half(struct kernel *k, uint32_t vip_id, unsigned int half, const uint32_t *ring,
 		      struct xlb_err *err)
 {
@@ -301,12 +353,6 @@ static int write_half(struct kernel *k, uint32_t vip_id, unsigned int half, cons
 	return 0;
 }
 
-/* May the VIP's established flows skip the VIP lookup (xlb_vip_epoch() in dataplane/conn.h)? */
-static bool vip_fast_eligible(const struct xlb_vip_meta *m)
-{
-	return !(m->flags & XLB_VIP_F_FAST_BLOCKERS) && !m->affinity_s && m->vip_num <= 0xffff;
-}
-
 int kernel_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip,
 			  const uint32_t *ring, struct xlb_err *err)
 {
@@ -330,7 +376,7 @@ int kernel_vip_put(struct xlb_backend *be, const struct xlb_vip_cfg *vip,
 		bool same = exists && old.epoch && old.vip_num == meta.vip_num && old.flags == meta.flags &&
 			    old.encap == meta.encap && old.affinity_s == meta.affinity_s;
 
-		meta.epoch = same ? old.epoch : k->next_epoch++;
+		meta.epoch = same ? old.epoch : new_epoch(k);
 	}
 	/* Established flows stop skipping the VIP lookup before its settings change. */
 	if (exists && old.epoch && old.epoch != meta.epoch && old.vip_num < be->max_vips) {

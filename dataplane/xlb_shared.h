@@ -74,7 +74,10 @@
  * before a VIP's settings change or it goes away, the new meta, then
  * xlb_vip_fast[vip_num] = { epoch, encap } (all CPUs) once the meta is in;
  * a ring flip keeps the epoch.  A per-CPU array because the kernel copies
- * per-CPU values in whole 8-byte words: an entry is read whole.
+ * per-CPU values in whole 8-byte words: an entry is read whole.  An epoch
+ * is never handed out twice while entries may carry it: control keeps the
+ * highest one it gave in xlb_vip_filter.epoch_hwm, beside the maps that
+ * hold the entries, and a restarted control continues above it.
  *
  * Reals.  real_num 0 is reserved: "no real" (an empty ring slot).  Control
  * uses 1 .. XLB_MAX_REALS-1.  XLB_REAL_F_DRAIN marks a real that takes no
@@ -344,8 +347,8 @@ struct xlb_vip_fast {
 #define XLB_VIP_F_FAST_BLOCKERS (XLB_VIP_F_NO_LRU | XLB_VIP_F_LOCAL | XLB_VIP_F_QUIC | XLB_VIP_F_ALLOWLIST)
 
 struct xlb_vip_filter {
-	__u32 enabled; /* 0: not consulted */
-	__u32 pad;
+	__u32 enabled;	 /* 0: not consulted */
+	__u32 epoch_hwm; /* control's: the highest settings epoch handed out (not read by packets) */
 	__u64 bits[XLB_VIP_FILTER_BITS / 64];
 	__u64 fast_bits[XLB_VIP_FILTER_BITS / 64]; /* an address with a fast-path VIP */
 };

@@ -8,7 +8,8 @@
 # growth).  A ring change keeps the epoch; an allow-list (no fast path)
 # clears it and applies to the held connections at once; dropping the list
 # gives a new epoch, never one handed out before, also after a restart,
-# which keeps the epochs it finds; a deleted VIP leaves epoch 0.
+# which keeps the epochs it finds, finishes a put cut short and gives one
+# to a meta carried over without it; a deleted VIP leaves epoch 0.
 # Usage: it_fastpath.sh XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ
 set -u
 XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5
@@ -130,6 +131,24 @@ bpftool map update pinned "$XLBD_PINS/maps/xlb_vip_fast" key $id 0 0 0 value 0 0
 	fail "cannot clear xlb_vip_fast"
 xlbd_start "$XLBD" "$LB_OBJ" || fail "restart"
 expect_fast "after a restart" "$e4" 0 1
+# A meta without an epoch, as a build before the fast path leaves it (the
+# value grew, zero-extended, when the map was carried over): the next start
+# gives it one, above every epoch handed out, and its address the fast bit.
+xlbd_stop
+bpftool -j map dump pinned "$XLBD_PINS/maps/xlb_vips" | python3 -c '
+import json, sys
+e = json.load(sys.stdin)[0]
+print("key", " ".join(e["key"]), "value", " ".join(e["value"][:12] + ["0"] * 4))' > "$TOPO_TMP/old_meta"
+# shellcheck disable=SC2046
+bpftool map update pinned "$XLBD_PINS/maps/xlb_vips" $(cat "$TOPO_TMP/old_meta") ||
+	fail "cannot write an old meta"
+bpftool map update pinned "$XLBD_PINS/maps/xlb_vip_fast" key $id 0 0 0 value 0 0 0 0 0 0 0 0 ||
+	fail "cannot clear xlb_vip_fast"
+xlbd_start "$XLBD" "$LB_OBJ" || fail "start over an old meta"
+expect_fast "an old meta adopted" nonzero 0 1
+e4b=$(epoch_now)
+[ "$e4b" -gt "$e4" ] || fail "epoch $e4b for an old meta: not a new one"
+e4=$e4b
 lbctl vip set $VIP:80 flags no-sport || fail "flags"
 e5=$(epoch_now)
 [ "$e5" -gt "$e4" ] || fail "epoch $e5 after a restart at $e4: not a new one"
@@ -143,4 +162,12 @@ import json, sys
 vals = [bytes(int(b, 16) for b in c["value"]) for c in json.load(sys.stdin)["values"]]
 assert all(v == bytes(8) for v in vals), vals
 print("deleted vip: xlb_vip_fast cleared")' || fail "a deleted vip kept its fast path"
+# No VIP left to remember the epochs by: after a restart a new VIP still
+# gets one above all (the table's entries may carry them).
+xlbd_stop
+xlbd_start "$XLBD" "$LB_OBJ" || fail "restart without VIPs"
+lbctl vip add $VIP:80/tcp || fail "vip add again"
+lbctl real add $VIP:80 "${REALS[0]}" || fail "real add again"
+e6=$(epoch_now)
+[ "$e6" -gt "$e5" ] || fail "epoch $e6 after a restart without VIPs, $e5 handed out before"
 echo PASS
