@@ -75,10 +75,13 @@ seed_obj=$out/seeds/test_xdp_noinline_fwd.o
 [ -f "$seed_obj" ] || seed_obj=-
 bench/live/live_veth.sh $b "$seed_obj" "$out/live" $pairs $secs
 
-step "HTTP through the VIP vs kernel ECMP (wrk, http_vs_ecmp.sh)"
-bench/http/http_vs_ecmp.sh $b/control/xlbd $b/control/lbctl $b/control/xlb-decap \
-	$b/dataplane/balancer.bpf.o $b/dataplane/decap.bpf.o "$rows" $hpairs $hsecs \
-	> "$out/http.txt" 2>&1 || { cat "$out/http.txt"; exit 1; }
+step "HTTP through the VIP vs kernel ECMP (wrk, http_vs_ecmp.sh), XDP router, then stack router"
+: > "$out/http.txt"
+for router in $b/bench/http/router.bpf.o stack; do
+	bench/http/http_vs_ecmp.sh $b/control/xlbd $b/control/lbctl $b/control/xlb-decap \
+		$b/dataplane/balancer.bpf.o $b/dataplane/decap.bpf.o "$rows" $router $hpairs $hsecs \
+		>> "$out/http.txt" 2>&1 || { cat "$out/http.txt"; exit 1; }
+done
 
 # The DPDK path: its engineer's benchmark plugs in here.  bench/dpdk/bench.sh
 # BUILD_DIR ROWS_JSONL SMOKE(0|1) appends rows like every benchmark above.

@@ -6,11 +6,23 @@
 # run in this one run, interleaved (xlb, ecmp, xlb, ecmp ...), the route
 # switched between runs; the ratio is taken per pair.
 #
-#   http_vs_ecmp.sh XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ JSON_OUT [PAIRS] [SECONDS]
+# ROUTER says what the router namespace forwards with: "stack" (the
+# kernel's IP forwarding, as in the integration tests) or the path of
+# router.bpf.o (the same FIB, ECMP and neighbours, forwarded in XDP as a
+# switch would: see router.bpf.c).  Through the LB a client packet crosses
+# the router twice, directly once, so a stack router charges the LB tier a
+# second router pass that a real network's switch does not.  Both modes of
+# a run share the router; the run checks that it forwarded what it says.
+#
+#   http_vs_ecmp.sh XLBD LBCTL XLB_DECAP BALANCER_OBJ DECAP_OBJ JSON_OUT ROUTER [PAIRS] [SECONDS]
 set -u
-XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5 JSON=$6 PAIRS=${7:-5} SECS=${8:-5}
+XLBD=$1 LBCTL=$2 DECAP=$3 LB_OBJ=$4 DECAP_OBJ=$5 JSON=$6 ROUTER=$7 PAIRS=${8:-5} SECS=${9:-5}
 T=xlbt-perf-http-$$
 source "$(dirname "$0")/../../scripts/lib/topology.sh"
+if [ "$ROUTER" != stack ]; then
+	[ -f "$ROUTER" ] || { echo "FAIL: no router object $ROUTER"; exit 1; }
+	TOPO_ROUTER_OBJ=$ROUTER
+fi
 topo_check
 command -v wrk >/dev/null || topo_skip "wrk missing"
 TOPO_TMP=$(mktemp -d /tmp/$T.XXXXXX)
@@ -47,6 +59,23 @@ def walk(o):
 print(walk(json.load(sys.stdin)))'
 }
 
+router_forwarded() { # frames the XDP router forwarded: its ports' maps, summed over CPUs
+	python3 - "$T-sw" <<'PY'
+import json, subprocess, sys
+def run(*cmd):
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+maps = set()
+for dev in ("s-cl", "s-lb", "s-r1", "s-r2", "s-r3"):
+    prog = run("ip", "-n", sys.argv[1], "-j", "-d", "link", "show", "dev", dev)[0]["xdp"]["prog"]["id"]
+    maps.update(run("bpftool", "-j", "prog", "show", "id", str(prog))["map_ids"])
+total = 0
+for m in maps:
+    for entry in run("bpftool", "-j", "map", "dump", "id", str(m)):
+        total += sum(v["value"]["forwarded"] for v in entry["formatted"]["values"])
+print(total)
+PY
+}
+
 rps() { # one wrk run: requests per second
 	ip netns exec $T-cl wrk -t2 -c40 -d${SECS}s "http://$VIP/" 2>&1 |
 		awk '/^Requests\/sec:/ { print $2 } / errors: / { print "errors " $0 > "/dev/stderr" }'
@@ -58,25 +87,33 @@ for p in $(seq 1 "$PAIRS"); do
 		route $mode
 		ip netns exec $T-cl curl -s -m 2 "http://$VIP/" >/dev/null || fail "$mode: no answer through the VIP"
 		before=$(vip_packets) || fail "lbctl stats"
+		[ "$ROUTER" = stack ] || fwd_before=$(router_forwarded) || fail "router counters"
 		v=$(rps) || fail "$mode: wrk"
 		[ -n "$v" ] || fail "$mode: wrk printed no rate"
 		moved=$(( $(vip_packets) - before ))
-		# the path check: requests in this run, at least one client packet each through the LB
+		# the path checks: requests in this run, at least one client packet each through the LB
+		# (xlb) and, with the XDP router, at least one packet each forwarded by it in XDP
 		reqs=$(python3 -c "print(int(float('$v') * $SECS * 0.5))")
 		if [ $mode = xlb ] && [ "$moved" -lt "$reqs" ]; then fail "xlb run: the LB counted $moved VIP packets"; fi
 		if [ $mode = ecmp ] && [ "$moved" -ne 0 ]; then fail "ECMP run: $moved packets went through the LB"; fi
+		if [ "$ROUTER" != stack ]; then
+			fwd=$(( $(router_forwarded) - fwd_before ))
+			[ "$fwd" -ge "$reqs" ] || fail "$mode run: the XDP router forwarded only $fwd frames"
+		fi
 		[ $mode = xlb ] && xs+=("$v") || es+=("$v")
 		echo "pair $p $mode: $v requests/s"
 	done
 done
 lbctl stats >"$TOPO_TMP/stats.txt" 2>&1 || true
-python3 - "$JSON" "${xs[*]}" "${es[*]}" <<'PY'
+python3 - "$JSON" "${xs[*]}" "${es[*]}" "$ROUTER" <<'PY'
 import json, statistics, sys
 out, xs, es = sys.argv[1], [float(v) for v in sys.argv[2].split()], [float(v) for v in sys.argv[3].split()]
 st = lambda v: {"min": min(v), "median": statistics.median(v), "max": max(v), "n": len(v)}
 ratios = [x / e for x, e in zip(xs, es)]
-row = {"bench": "http", "name": "HTTP requests/s through the VIP (wrk -t2 -c40)", "unit": "req/s",
-       "ref": "kernel ECMP to the reals, same topology", "value": st(xs), "ref_value": st(es), "ratio": st(ratios)}
+xdp = sys.argv[4] != "stack"
+row = {"bench": "http", "name": "HTTP requests/s through the VIP (wrk -t2 -c40)" + ("" if xdp else ", stack router"),
+       "unit": "req/s", "ref": "kernel ECMP to the reals, same topology, %s router" % ("XDP" if xdp else "stack"),
+       "value": st(xs), "ref_value": st(es), "ratio": st(ratios)}
 with open(out, "a") as f:
     f.write(json.dumps(row) + "\n")
 print("xlb %.0f req/s (median), ECMP %.0f, ratio per pair min/median/max %.3f/%.3f/%.3f" %

@@ -18,6 +18,10 @@
 # CPUs; its connection table is shared by all CPUs, so no test pins
 # anything, and topo_shuffle moves a client between CPUs on purpose.
 #
+# The router is the kernel's forwarding path; with TOPO_ROUTER_OBJ (the
+# benchmarks' bench/http/router.bpf.o) its ports forward in XDP instead, as
+# a switch would, and send the stack only what they cannot forward.
+#
 # Set T (namespace prefix, e.g. xlbt-c7-spread) and TOPO_TMP (scratch dir)
 # before calling topo_up; topo_down removes everything (call it from a trap).
 
@@ -107,6 +111,8 @@ topo_up() {
 	for i in 1 2 3; do
 		topo_link r$i r$i "${REALS[i-1]}" s-r$i 10.10.1$i.1 || return 1
 		ip -n "$T-r$i" addr add "$VIP/32" dev lo
+		# an XDP router forwards the reals' answers as frames: no checksum offload
+		[ -z "${TOPO_ROUTER_OBJ:-}" ] || ip netns exec "$T-r$i" ethtool -K r$i tx off >/dev/null
 		ip netns exec "$T-r$i" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
 			net.ipv4.conf.default.rp_filter=0 net.ipv4.conf.r$i.rp_filter=0
 	done
@@ -117,7 +123,11 @@ topo_up() {
 	# The same for health probes the LB host sends through the tc encap.
 	ip netns exec "$T-lb" ethtool -K l0 tx off >/dev/null || return 1
 	for d in s-lb s-cl s-r1 s-r2 s-r3; do
-		ip netns exec "$T-sw" "$decap" attach $d --object "$obj" || return 1
+		if [ -n "${TOPO_ROUTER_OBJ:-}" ]; then
+			ip -n "$T-sw" link set dev $d xdpdrv obj "$TOPO_ROUTER_OBJ" sec xdp || return 1
+		else
+			ip netns exec "$T-sw" "$decap" attach $d --object "$obj" || return 1
+		fi
 	done
 	ip netns exec "$T-cl" "$decap" attach c0 --object "$obj" || return 1
 	for i in 1 2 3; do
