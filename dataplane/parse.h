@@ -27,11 +27,11 @@
 #include "xlb_consts.h"
 
 /*
- * The parse steps are bpf-to-bpf subprograms in the decap and healthcheck
- * programs.  The balancer, which meets every packet the host receives,
- * defines XLB_PARSE_INLINE before including this header: there they are
- * inlined into its entry, sparing a call's prologue, epilogue and return
- * thunk per step and packet.
+ * The parse steps are bpf-to-bpf subprograms in the healthcheck program.
+ * The balancer and the reals' decap, which meet every packet their host
+ * receives, define XLB_PARSE_INLINE before including this header: there
+ * they are inlined into their callers, sparing a call's prologue, epilogue
+ * and return thunk per step and packet.
  */
 #ifdef XLB_PARSE_INLINE
 #define XLB_PARSE_STEP static __always_inline
