@@ -17,7 +17,7 @@
 #   live_veth.sh BUILD_DIR SEED_OBJ|- OUT_DIR [PAIRS] [SECONDS]
 # writes OUT_DIR/live-<lb>-f<flows>-t<threads>-<pair>.json (lbgen summaries).
 set -euo pipefail
-build=$1 seed_obj=$2 out=$3 pairs=${4:-3} secs=${5:-3}
+build=$1 seed_obj=$2 out=$3 pairs=${4:-5} secs=${5:-3}
 ns=lbgn$$ a=lbgA$$ b=lbgB$$
 mkdir -p "$out"
 cleanup() {
