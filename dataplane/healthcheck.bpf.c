@@ -63,17 +63,29 @@ struct {
 	__uint(max_entries, XLB_STAT_SLOTS);
 } xlb_hc_events SEC(".maps");
 
-static __noinline void xlb_hc_count(__u32 idx, __u32 bytes, int is_event)
+/*
+ * Counters, each on a map fixed at its call site (as the balancer's
+ * stats.h): the kernel then inlines the per-CPU array lookup, where a map
+ * chosen at run time costs a helper call on every packet the host sends.
+ */
+static __always_inline void xlb_hc_count_reason(__u32 reason, __u32 bytes)
 {
-	struct xlb_counter *c;
+	struct xlb_counter *c = bpf_map_lookup_elem(&xlb_hc_stats, &reason);
 
-	c = is_event ? bpf_map_lookup_elem(&xlb_hc_events, &idx) :
-		       bpf_map_lookup_elem(&xlb_hc_stats, &idx);
 	if (c) {
 		c->packets++;
 		c->bytes += bytes;
 	}
-	XLB_RETURN_VOID;
+}
+
+static __always_inline void xlb_hc_count_event(__u32 event, __u32 bytes)
+{
+	struct xlb_counter *c = bpf_map_lookup_elem(&xlb_hc_events, &event);
+
+	if (c) {
+		c->packets++;
+		c->bytes += bytes;
+	}
 }
 
 /* Parse the probe (Ethernet, IPv4/IPv6, TCP/UDP ports) into pkt. */
@@ -193,7 +205,7 @@ static __noinline int xlb_hc_encap(struct __sk_buff *skb, struct xlb_pkt *pkt)
 	ret = xlb_hc_write(skb, pkt, &real, cfg);
 	if (ret != FURTHER_PROCESSING)
 		return ret;
-	xlb_hc_count(XLB_EV_HC_ENCAP, pkt->frame_len, 1);
+	xlb_hc_count_event(XLB_EV_HC_ENCAP, pkt->frame_len);
 	if (cfg->ifindex && cfg->ifindex != skb->ifindex)
 		return bpf_redirect(cfg->ifindex, 0);
 	return TC_ACT_OK;
@@ -208,6 +220,6 @@ int xlb_healthcheck(struct __sk_buff *skb)
 	ret = xlb_hc_encap(skb, &pkt);
 	if (ret >= 0)
 		return ret;
-	xlb_hc_count(-ret, pkt.frame_len, 0);
+	xlb_hc_count_reason(-ret, pkt.frame_len);
 	return xlb_reason_verdict(-ret, TC_ACT_UNSPEC, TC_ACT_SHOT);
 }
