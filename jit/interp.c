@@ -14,12 +14,12 @@
  *
  * What the decoder knows picks a handler of its own: the width of a byte
  * swap, sign extension or not in mov, division by a non-zero constant, a
- * helper's function, the lookup of an array map whose map is known at its
- * call site (lookup.c; the JIT inlines the same), the frame sizes of a
- * bpf-to-bpf call, and above all the registers: the BPF registers are C
- * locals, which the compiler keeps in machine registers, and the common
- * forms have a handler per register or register pair (REG_FAMILIES,
- * PAIR_FAMILIES below) that names them.
+ * helper's function, the lookup of an array or per-CPU array map whose map
+ * is known at its call site (lookup.c; the JIT inlines the same), the
+ * frame sizes of a bpf-to-bpf call, and above all the registers: the BPF
+ * registers are C locals, which the compiler keeps in machine registers,
+ * and the common forms have a handler per register or register pair
+ * (REG_FAMILIES, PAIR_FAMILIES below) that names them.
  *
  * The handlers are expanded from the ISA's opcode list (XBPF_OPCODES in
  * xbpf_isa.h): opcode NAME has the generic handler L_NAME, so an opcode the
@@ -188,6 +188,25 @@ static inline uint64_t lookup_array(const struct xbpf_lookup_plan *p, uint64_t k
 }
 
 /*
+ * The same for a per-CPU array, as the JIT inlines it: the thread's CPU id
+ * is read where the plan says (cpu_tls_off from the thread pointer).  An id
+ * out of range (not below the map's CPU count, or negative) is left to the
+ * map's own lookup, which clamps it: false then.
+ */
+static inline bool lookup_percpu_array(const struct xbpf_lookup_plan *p, uint64_t key_ptr, uint64_t *ret)
+{
+	uint32_t key = LOAD(uint32_t, key_ptr), cpu;
+
+	cpu = (uint32_t)LOAD(int32_t, (uintptr_t)__builtin_thread_pointer() + (intptr_t)p->cpu_tls_off);
+	if (__builtin_expect(cpu >= p->nr_cpus, 0))
+		return false;
+	*ret = key < p->max_entries
+		       ? (uintptr_t)(p->base + (uint64_t)key * p->elem_size + (uint64_t)cpu * p->cpu_size)
+		       : 0;
+	return true;
+}
+
+/*
  * R6-R9 to and from a call frame, one register at a time: the handler just
  * before wrote them one at a time, and a wider load of two of them would
  * wait for both stores to retire instead of taking each store's value
@@ -240,7 +259,8 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 #define SPECIAL_OPS(X)                                                                             \
 	X(MOVSX64) X(MOVSX32)                                                                     \
 	X(LE16) X(LE32) X(LE64) X(BE16) X(BE32) X(BE64)                                          \
-	X(CALL_HELPER) X(CALL_LOCAL) X(LOOKUP_ARRAY) X(TAIL_CALL) X(CALL_CALLBACK)             \
+	X(CALL_HELPER) X(CALL_LOCAL) X(LOOKUP_ARRAY) X(LOOKUP_PERCPU_ARRAY) X(TAIL_CALL)           \
+	X(CALL_CALLBACK)                                                                           \
 	X(UDIV64_K) X(UDIV32_K) X(UMOD64_K) X(UMOD32_K) /* unsigned, by a non-zero constant */
 
 /*
@@ -460,6 +480,10 @@ static enum interp_op decode_one(const struct xbpf_exec_prog *prog, uint32_t idx
 			if (plan && plan->kind == XBPF_LOOKUP_ARRAY) {
 				out->plan = plan;
 				return OP_LOOKUP_ARRAY;
+			}
+			if (plan && plan->kind == XBPF_LOOKUP_PERCPU_ARRAY) {
+				out->plan = plan;
+				return OP_LOOKUP_PERCPU_ARRAY;
 			}
 			out->fn = plan ? plan->fn : xbpf_helper_impl(insn->imm);
 			/* A helper the runtime lacks faults when reached (generic handler). */
@@ -869,6 +893,7 @@ static uint64_t interp_exec(const struct xbpf_interp_code *code, uint32_t start,
 		__attribute__((aligned(16)));
 	struct call_frame frames[XBPF_MAX_CALL_FRAMES * (XBPF_MAX_TAIL_CALLS + 1)];
 	const struct interp_insn *pc;
+	xbpf_helper_fn helper;
 	/* In memory: a machine register is worth more to the BPF registers. */
 	volatile uint32_t budget = UNVERIFIED_JUMP_BUDGET;
 	/*
@@ -1083,11 +1108,21 @@ L_JMP32_JA:
 		pc += pc->off;
 	G_NEXT();
 
+/* One call site for every helper function (each more costs the registers' allocation). */
 L_CALL_HELPER:
-	r0 = pc->fn(r1, r2, r3, r4, r5);
+	helper = pc->fn;
+call_helper:
+	r0 = helper(r1, r2, r3, r4, r5);
 	NEXT();
 L_LOOKUP_ARRAY:
 	r0 = lookup_array(pc->plan, r2);
+	NEXT();
+/* The map's own lookup for a CPU id out of range: R1 holds the map (lookup.c). */
+L_LOOKUP_PERCPU_ARRAY:
+	if (__builtin_expect(!lookup_percpu_array(pc->plan, r2, &r0), 0)) {
+		helper = pc->plan->fn;
+		goto call_helper;
+	}
 	NEXT();
 /* bpf_loop, bpf_for_each_map_elem: the callback runs here, on frames above this one's. */
 	GENERIC(CALL_CALLBACK)
