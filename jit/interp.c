@@ -19,7 +19,10 @@
  * frame sizes of a bpf-to-bpf call, and above all the registers: the BPF
  * registers are C locals, which the compiler keeps in machine registers,
  * and the common forms have a handler per register or register pair
- * (REG_FAMILIES, PAIR_FAMILIES below) that names them.
+ * (REG_FAMILIES, PAIR_FAMILIES below) that names them.  A few pairs of
+ * instructions frequent together run as one handler, a superinstruction
+ * (FUSED_OPS), in the first slot; the second keeps its own handler, for
+ * the jumps that land on it.
  *
  * The handlers are expanded from the ISA's opcode list (XBPF_OPCODES in
  * xbpf_isa.h): opcode NAME has the generic handler L_NAME, so an opcode the
@@ -261,7 +264,18 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 	X(LE16) X(LE32) X(LE64) X(BE16) X(BE32) X(BE64)                                          \
 	X(CALL_HELPER) X(CALL_LOCAL) X(LOOKUP_ARRAY) X(LOOKUP_PERCPU_ARRAY) X(TAIL_CALL)           \
 	X(CALL_CALLBACK)                                                                           \
-	X(UDIV64_K) X(UDIV32_K) X(UMOD64_K) X(UMOD32_K) /* unsigned, by a non-zero constant */
+	X(UDIV64_K) X(UDIV32_K) X(UMOD64_K) X(UMOD32_K) /* unsigned, by a non-zero constant */  \
+	FUSED_OPS(X)
+
+/*
+ * Superinstructions: two instructions frequent together, run by one
+ * handler in the first one's slot (the pair's second slot keeps its own
+ * handler, so a jump may still land there).  No jump among them.
+ *   MOV_ADD64K   rD = rS; rD += K      (pointer arithmetic: rX = r10 - n, packet bounds)
+ *   LSH_RSH64K   rD <<= A; rD >>= B    (zero extension, bit fields)
+ *   LSH_ARSH64K  rD <<= A; rD s>>= B   (sign extension)
+ */
+#define FUSED_OPS(X) X(MOV_ADD64K) X(LSH_RSH64K) X(LSH_ARSH64K)
 
 /*
  * Register families: the forms most programs spend their time in get one
@@ -324,7 +338,7 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 	FK(BE16, BSWAP, 16) FK(BE32, BSWAP, 32) FK(BE64, BSWAP, 64)                               \
 	FK(LE16, ZEXT, uint16_t) FK(LE32, ZEXT, uint32_t)                                         \
 	FK(UDIV64_K, ALU64K, /) FK(UDIV32_K, ALU32K, /) FK(UMOD64_K, ALU64K, %)                   \
-	FK(UMOD32_K, ALU32K, %)
+	FK(UMOD32_K, ALU32K, %) FK(LSH_RSH64K, LSHRSH, _) FK(LSH_ARSH64K, LSHARSH, _)
 
 /*
  * The X forms frequent enough to be worth a handler per register pair
@@ -335,7 +349,7 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 	FP(ALU64_MOV_X, MOV64P, _)                                                                 \
 	FP(LDX_B, LDXP, uint8_t) FP(LDX_H, LDXP, uint16_t) FP(LDX_W, LDXP, uint32_t)             \
 	FP(LDX_DW, LDXP, uint64_t) FP(STX_B, STXP, uint8_t) FP(STX_H, STXP, uint16_t)            \
-	FP(STX_W, STXP, uint32_t) FP(STX_DW, STXP, uint64_t)
+	FP(STX_W, STXP, uint32_t) FP(STX_DW, STXP, uint64_t) FP(MOV_ADD64K, MOVADDP, _)
 #endif /* XBPF_INTERP_GENERIC */
 
 /* M(r, ...) for each BPF register; M(s, d, ...) for each pair. */
@@ -511,6 +525,23 @@ static enum interp_op decode_one(const struct xbpf_exec_prog *prog, uint32_t idx
 }
 
 /*
+ * The superinstruction of slot i decoded to op and the next slot decoded to
+ * next (their operands in insn[0..1]), or op.
+ */
+static enum interp_op fuse(enum interp_op op, enum interp_op next, const struct interp_insn *insn)
+{
+	if (insn[1].dst != insn[0].dst)
+		return op;
+	if (op == OP_ALU64_MOV_X && next == OP_ALU64_ADD_K)
+		return OP_MOV_ADD64K;
+	if (op == OP_ALU64_LSH_K && next == OP_ALU64_RSH_K)
+		return OP_LSH_RSH64K;
+	if (op == OP_ALU64_LSH_K && next == OP_ALU64_ARSH_K)
+		return OP_LSH_ARSH64K;
+	return op;
+}
+
+/*
  * The handlers of a slot decoded to op: the slot's own, and for an X form
  * of a register family the one its source fetch jumps to (else OP_CNT).
  */
@@ -558,11 +589,11 @@ int __xbpf_interp_prepare(const struct xbpf_exec_prog *prog, struct xbpf_interp_
 	}
 	c->prog = prog;
 	c->main_frame = __xbpf_interp_frame_size(prog, 0);
+	/* Each slot's plain handler first, in ops[][0]... */
 	for (uint32_t i = 0; i < prog->insn_cnt; i++) {
-		enum interp_op op = decode_one(prog, i, &c->insns[i]);
-
-		specialise(op, &c->insns[i], &ops[i][0], &ops[i][1]);
-		if (op == OP_LD_IMM64) {
+		ops[i][0] = (uint16_t)decode_one(prog, i, &c->insns[i]);
+		ops[i][1] = OP_CNT;
+		if (ops[i][0] == OP_LD_IMM64) {
 			i++;
 			c->insns[i].imm64 = (uint32_t)prog->insns[i - 1].imm |
 					    (uint64_t)(uint32_t)prog->insns[i].imm << 32;
@@ -572,6 +603,16 @@ int __xbpf_interp_prepare(const struct xbpf_exec_prog *prog, struct xbpf_interp_
 			ops[i][0] = OP_invalid; /* never a jump target (vm.c checked) */
 			ops[i][1] = OP_CNT;
 		}
+	}
+	/* ... then fused with the next slot's where a superinstruction fits, and specialised. */
+	for (uint32_t i = 0; i < prog->insn_cnt; i++) {
+		enum interp_op op = (enum interp_op)ops[i][0];
+
+		if (op != OP_LD_IMM64 && i + 1 < prog->insn_cnt)
+			op = fuse(op, (enum interp_op)ops[i + 1][0], &c->insns[i]);
+		specialise(op, &c->insns[i], &ops[i][0], &ops[i][1]);
+		if (op == OP_LD_IMM64)
+			i++; /* its second slot stays OP_invalid */
 	}
 	for (uint32_t i = 0; i < prog->insn_cnt; i++) {
 		c->insns[i].op = handlers[ops[i][0]];
@@ -640,6 +681,8 @@ void __xbpf_interp_code_free(struct xbpf_interp_code *code)
 #define SHAPE_LDIMM64_ENTRY FAMILY_PLAIN_ENTRY
 #define SHAPE_BSWAP_ENTRY FAMILY_PLAIN_ENTRY
 #define SHAPE_ZEXT_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_LSHRSH_ENTRY FAMILY_PLAIN_ENTRY
+#define SHAPE_LSHARSH_ENTRY FAMILY_PLAIN_ENTRY
 #define SHAPE_JX64_ENTRY FAMILY_BUDGET_ENTRY
 #define SHAPE_JSX64_ENTRY FAMILY_BUDGET_ENTRY
 #define SHAPE_JX32_ENTRY FAMILY_BUDGET_ENTRY
@@ -711,12 +754,25 @@ void __xbpf_interp_code_free(struct xbpf_interp_code *code)
 	DISPATCH();
 #define H_BSWAP(d, NAME, W) L_##NAME##_##d : r##d = __builtin_bswap##W((uint##W##_t)r##d); NEXT();
 #define H_ZEXT(d, NAME, T) L_##NAME##_##d : r##d = (T)r##d; NEXT();
+/* Superinstructions: the second slot's imm; the decoder masked both counts. */
+#define NEXT2()                                                                                    \
+	do {                                                                                       \
+		pc += 2;                                                                           \
+		DISPATCH();                                                                        \
+	} while (0)
+#define H_LSHRSH(d, NAME, _) L_##NAME##_##d : r##d = (r##d << pc->imm) >> pc[1].imm; NEXT2();
+#define H_LSHARSH(d, NAME, _)                                                                      \
+	L_##NAME##_##d : r##d = (uint64_t)((int64_t)(r##d << pc->imm) >> pc[1].imm);              \
+	NEXT2();
 #define H_JK64(d, NAME, OP) H_JUMP_IF(NAME##_##d, r##d OP IMM)
 #define H_JSK64(d, NAME, OP) H_JUMP_IF(NAME##_##d, (int64_t)r##d OP(int64_t) IMM)
 #define H_JK32(d, NAME, OP) H_JUMP_IF(NAME##_##d, (uint32_t)r##d OP IMM32)
 #define H_JSK32(d, NAME, OP) H_JUMP_IF(NAME##_##d, (int32_t)r##d OP(int32_t) IMM32)
 #define FAMILY_HANDLERS(NAME, SHAPE, A) EACH_REG(H_##SHAPE, NAME, A)
 #define H_MOV64P(s, d, NAME, _) L_##NAME##_##d##_##s : r##d = r##s; NEXT();
+#define H_MOVADDP(s, d, NAME, _)                                                                   \
+	L_##NAME##_##d##_##s : r##d = r##s + (uint64_t)(int64_t)pc[1].imm;                         \
+	NEXT2();
 #define H_LDXP(s, d, NAME, T) L_##NAME##_##d##_##s : r##d = LOAD(T, ADDR(r##s)); NEXT();
 #define H_STXP(s, d, NAME, T) L_##NAME##_##d##_##s : STORE(T, ADDR(r##d), r##s); NEXT();
 #define PAIR_HANDLERS(NAME, SHAPE, A) EACH_PAIR(H_##SHAPE, NAME, A)
@@ -1014,6 +1070,19 @@ reload:
 	GENERIC(ALU32_MOV_K)
 	DST = IMM32;
 	G_NEXT();
+
+	GENERIC(MOV_ADD64K)
+	DST = SRC + (uint64_t)(int64_t)pc[1].imm;
+	pc += 2;
+	G_DISPATCH();
+	GENERIC(LSH_RSH64K)
+	DST = (DST << pc->imm) >> pc[1].imm;
+	pc += 2;
+	G_DISPATCH();
+	GENERIC(LSH_ARSH64K)
+	DST = (uint64_t)((int64_t)(DST << pc->imm) >> pc[1].imm);
+	pc += 2;
+	G_DISPATCH();
 
 	GENERIC(ALU64_NEG)
 	DST = -DST;
