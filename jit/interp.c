@@ -305,12 +305,11 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 #define PAIR_FAMILIES(FP)
 #else
 #define REG_FAMILIES(FX, FK)                                                                       \
-	FX(ALU64_ADD_X, ALU64X, +) FX(ALU64_SUB_X, ALU64X, -) FX(ALU64_MUL_X, ALU64X, *)         \
-	FX(ALU64_OR_X, ALU64X, |) FX(ALU64_AND_X, ALU64X, &) FX(ALU64_XOR_X, ALU64X, ^)          \
+	FX(ALU64_AND_X, ALU64X, &)                                                                 \
 	FX(ALU64_LSH_X, SHIFT64X, <<) FX(ALU64_RSH_X, SHIFT64X, >>) FX(ALU64_ARSH_X, ARSH64X, _) \
 	FX(ALU32_ADD_X, ALU32X, +) FX(ALU32_SUB_X, ALU32X, -) FX(ALU32_MUL_X, ALU32X, *)         \
-	FX(ALU32_OR_X, ALU32X, |) FX(ALU32_AND_X, ALU32X, &) FX(ALU32_XOR_X, ALU32X, ^)          \
-	FX(ALU32_LSH_X, SHIFT32X, <<) FX(ALU32_RSH_X, SHIFT32X, >>) FX(ALU32_MOV_X, MOV32X, _)   \
+	FX(ALU32_AND_X, ALU32X, &) FX(ALU32_XOR_X, ALU32X, ^)                                    \
+	FX(ALU32_LSH_X, SHIFT32X, <<) FX(ALU32_RSH_X, SHIFT32X, >>)                              \
 	FX(JMP64_JEQ_X, JX64, ==) FX(JMP64_JNE_X, JX64, !=) FX(JMP64_JGT_X, JX64, >)            \
 	FX(JMP64_JGE_X, JX64, >=) FX(JMP64_JLT_X, JX64, <) FX(JMP64_JLE_X, JX64, <=)             \
 	FX(JMP64_JSGT_X, JSX64, >) FX(JMP64_JSGE_X, JSX64, >=) FX(JMP64_JSLT_X, JSX64, <)        \
@@ -343,13 +342,18 @@ static bool ld_abs(uint64_t skb, int32_t off, int size, uint64_t *ret)
 /*
  * The X forms frequent enough to be worth a handler per register pair
  * (L_<NAME>_<d>_<s>, shape H_<SHAPE>), saving their fetch step: register
- * moves are a sixth of what the seeds' programs run.
+ * moves are a sixth of what the seeds' programs run; add, sub, mul, or
+ * and xor (or32, mov32) are the X forms the LB programs and hash loops
+ * run most (the fetch is a second indirect jump).
  */
 #define PAIR_FAMILIES(FP)                                                                          \
 	FP(ALU64_MOV_X, MOV64P, _)                                                                 \
 	FP(LDX_B, LDXP, uint8_t) FP(LDX_H, LDXP, uint16_t) FP(LDX_W, LDXP, uint32_t)             \
 	FP(LDX_DW, LDXP, uint64_t) FP(STX_B, STXP, uint8_t) FP(STX_H, STXP, uint16_t)            \
-	FP(STX_W, STXP, uint32_t) FP(STX_DW, STXP, uint64_t) FP(MOV_ADD64K, MOVADDP, _)
+	FP(STX_W, STXP, uint32_t) FP(STX_DW, STXP, uint64_t) FP(MOV_ADD64K, MOVADDP, _)        \
+	FP(ALU64_ADD_X, ALU64P, +) FP(ALU64_SUB_X, ALU64P, -) FP(ALU64_MUL_X, ALU64P, *)          \
+	FP(ALU64_OR_X, ALU64P, |) FP(ALU64_XOR_X, ALU64P, ^) FP(ALU32_OR_X, ALU32P, |)            \
+	FP(ALU32_MOV_X, MOV32P, _)
 #endif /* XBPF_INTERP_GENERIC */
 
 /* M(r, ...) for each BPF register; M(s, d, ...) for each pair. */
@@ -770,6 +774,9 @@ void __xbpf_interp_code_free(struct xbpf_interp_code *code)
 #define H_JSK32(d, NAME, OP) H_JUMP_IF(NAME##_##d, (int32_t)r##d OP(int32_t) IMM32)
 #define FAMILY_HANDLERS(NAME, SHAPE, A) EACH_REG(H_##SHAPE, NAME, A)
 #define H_MOV64P(s, d, NAME, _) L_##NAME##_##d##_##s : r##d = r##s; NEXT();
+#define H_MOV32P(s, d, NAME, _) L_##NAME##_##d##_##s : r##d = (uint32_t)r##s; NEXT();
+#define H_ALU64P(s, d, NAME, OP) L_##NAME##_##d##_##s : r##d = r##d OP r##s; NEXT();
+#define H_ALU32P(s, d, NAME, OP) L_##NAME##_##d##_##s : r##d = (uint32_t)((uint32_t)r##d OP(uint32_t) r##s); NEXT();
 #define H_MOVADDP(s, d, NAME, _)                                                                   \
 	L_##NAME##_##d##_##s : r##d = r##s + (uint64_t)(int64_t)pc[1].imm;                         \
 	NEXT2();

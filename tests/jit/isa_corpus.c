@@ -318,6 +318,20 @@ static const struct isa_case static_cases[] = {
 	  PROG(LDIMM64(0, 0x8000000000000000ull), JK(JNE, 0, 0, 1), A64K(LSH, 0, 1), A64K(ARSH, 0, 63), EXIT()),
 	  .expect = 0xffffffffffffffffull },
 
+	/* X forms with a handler per register pair (interp.c PAIR_FAMILIES): dst == src, high registers */
+	{ "pair_xor64_x_same_reg", PROG(LDIMM64(0, AV), A64X(XOR, 0, 0), EXIT()), .expect = 0 },
+	{ "pair_add64_x_r9_r6", PROG(LDIMM64(6, AV), LDIMM64(9, AS), A64X(ADD, 9, 6), MOV64X(0, 9), EXIT()),
+	  .expect = AV + AS },
+	{ "pair_sub64_x_r7_r8", PROG(MOV64K(7, 1), LDIMM64(8, 2), A64X(SUB, 7, 8), MOV64X(0, 7), EXIT()),
+	  .expect = 0xffffffffffffffffull },
+	{ "pair_mul64_x_r5_r4", PROG(LDIMM64(5, AV), LDIMM64(4, AS), A64X(MUL, 5, 4), MOV64X(0, 5), EXIT()),
+	  .expect = AV * AS },
+	{ "pair_or64_x_r3_r2", PROG(LDIMM64(3, AV), LDIMM64(2, AS), A64X(OR, 3, 2), MOV64X(0, 3), EXIT()),
+	  .expect = AV | AS },
+	{ "pair_or32_x_zext_r1_r9", PROG(LDIMM64(1, AV), LDIMM64(9, AS), A32X(OR, 1, 9), MOV64X(0, 1), EXIT()),
+	  .expect = (uint32_t)(AV | AS) },
+	{ "pair_mov32_x_same_reg_zext", PROG(LDIMM64(0, AV), A32X(MOV, 0, 0), EXIT()), .expect = (uint32_t)AV },
+
 	/* ---- jumps (conditions: see the generated cases) ---- */
 	{ "ja_fwd_back", PROG(MOV64K(0, 1), JA(2), A64K(ADD, 0, 2), EXIT(), A64K(ADD, 0, 4), JA(-4)),
 	  .expect = 7 },
