@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * router.bpf.c - an XDP router for the benchmark topology's router
- * namespace (http_vs_ecmp.sh, with TOPO_ROUTER=xdp).
+ * namespace (http_vs_ecmp.sh ROUTER, topology.sh TOPO_ROUTER_OBJ).
  *
  * In production the router between clients, LB and reals is a switch ASIC:
  * its per-packet cost is no one's CPU.  In the netns topology it is the
@@ -124,7 +124,7 @@ static __always_inline int router_forward(struct xdp_md *ctx)
 		fib.family = AF_INET6;
 		fib.flowinfo = *(__be32 *)ip6 & bpf_htonl(0x0fffffff);
 		fib.l4_protocol = ip6->nexthdr;
-		fib.tot_len = bpf_ntohs(ip6->payload_len);
+		fib.tot_len = bpf_ntohs(ip6->payload_len) + sizeof(*ip6); /* for the MTU check */
 		__builtin_memcpy(fib.ipv6_src, &ip6->saddr, sizeof(fib.ipv6_src));
 		__builtin_memcpy(fib.ipv6_dst, &ip6->daddr, sizeof(fib.ipv6_dst));
 		router_ports(&fib, ip6->nexthdr, ip6 + 1, end);
@@ -146,4 +146,4 @@ int xlb_router(struct xdp_md *ctx)
 	return router_count(router_forward(ctx));
 }
 
-char _license[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
