@@ -71,28 +71,17 @@ struct xlb_decap {
 
 /*
  * Counters, each on a map fixed at its call site (as the balancer's
- * stats.h): the kernel then inlines the per-CPU array lookup, where a map
- * chosen at run time costs a helper call through a retpoline on every
- * packet the real receives.
+ * stats.h): a map chosen at run time would cost a helper call through a
+ * retpoline on every packet the real receives.
  */
 static __always_inline void xlb_decap_count_reason(__u32 reason, __u32 bytes)
 {
-	struct xlb_counter *c = bpf_map_lookup_elem(&xlb_decap_stats, &reason);
-
-	if (c) {
-		c->packets++;
-		c->bytes += bytes;
-	}
+	xlb_counter_add(bpf_map_lookup_elem(&xlb_decap_stats, &reason), bytes);
 }
 
 static __always_inline void xlb_decap_count_event(__u32 event, __u32 bytes)
 {
-	struct xlb_counter *c = bpf_map_lookup_elem(&xlb_decap_events, &event);
-
-	if (c) {
-		c->packets++;
-		c->bytes += bytes;
-	}
+	xlb_counter_add(bpf_map_lookup_elem(&xlb_decap_events, &event), bytes);
 }
 
 static __noinline int xlb_decap_is_host(struct xlb_pkt *pkt)

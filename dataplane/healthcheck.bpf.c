@@ -65,27 +65,17 @@ struct {
 
 /*
  * Counters, each on a map fixed at its call site (as the balancer's
- * stats.h): the kernel then inlines the per-CPU array lookup, where a map
- * chosen at run time costs a helper call on every packet the host sends.
+ * stats.h): a map chosen at run time would cost a helper call on every
+ * packet the host sends.
  */
 static __always_inline void xlb_hc_count_reason(__u32 reason, __u32 bytes)
 {
-	struct xlb_counter *c = bpf_map_lookup_elem(&xlb_hc_stats, &reason);
-
-	if (c) {
-		c->packets++;
-		c->bytes += bytes;
-	}
+	xlb_counter_add(bpf_map_lookup_elem(&xlb_hc_stats, &reason), bytes);
 }
 
 static __always_inline void xlb_hc_count_event(__u32 event, __u32 bytes)
 {
-	struct xlb_counter *c = bpf_map_lookup_elem(&xlb_hc_events, &event);
-
-	if (c) {
-		c->packets++;
-		c->bytes += bytes;
-	}
+	xlb_counter_add(bpf_map_lookup_elem(&xlb_hc_events, &event), bytes);
 }
 
 /* Parse the probe (Ethernet, IPv4/IPv6, TCP/UDP ports) into pkt. */

@@ -20,12 +20,7 @@ static __always_inline void xlb_count_event(__u32 event)
 
 static __always_inline void xlb_count_reason(__u32 reason, __u32 bytes)
 {
-	struct xlb_counter *c = bpf_map_lookup_elem(&xlb_reason_stats, &reason);
-
-	if (c) {
-		c->packets++;
-		c->bytes += bytes;
-	}
+	xlb_counter_add(bpf_map_lookup_elem(&xlb_reason_stats, &reason), bytes);
 }
 
 static __always_inline void xlb_count_vip(__u32 vip_num, __u32 bytes)

@@ -221,6 +221,19 @@ static __always_inline int xlb_xdp_verdict(__u32 reason)
 	return xlb_reason_verdict(reason, XDP_PASS, XDP_DROP);
 }
 
+/*
+ * One packet of @bytes on the counter a lookup returned (NULL: nothing).
+ * Callers pass bpf_map_lookup_elem(&their_map, ...) with the map named at
+ * the call site, so the kernel inlines the per-CPU array lookup.
+ */
+static __always_inline void xlb_counter_add(struct xlb_counter *c, __u32 bytes)
+{
+	if (c) {
+		c->packets++;
+		c->bytes += bytes;
+	}
+}
+
 static __always_inline int xlb_addr_is_zero(const union xlb_addr *a)
 {
 	return !(a->v6[0] | a->v6[1] | a->v6[2] | a->v6[3]);
