@@ -94,6 +94,10 @@ static int hex_decode(const char *hex, uint8_t *out, size_t cap, size_t *len)
  */
 static int run_cpu;
 
+/* On purpose: the kernel runs the program on the caller's CPU, and a row's
+ * expected per-CPU counters (stats, flood window) are those of one known
+ * CPU: 0, or the row's "cpu N", which is how rows move a flow between CPUs
+ * to check the shared connection table. */
 static int pin_cpu(int cpu)
 {
 	cpu_set_t cpus;
