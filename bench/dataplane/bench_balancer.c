@@ -218,6 +218,7 @@ int main(int argc, char **argv)
 	struct engine_cases kern, user;
 	struct bench_path *bp = NULL;
 	char seed_obj[4096] = "";
+	bool seeds_absent = false; /* no ../shared/seeds: its row skipped, as the tests skip */
 	FILE *json;
 
 	while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
@@ -250,6 +251,7 @@ int main(int argc, char **argv)
 			snprintf(seed_obj, sizeof(seed_obj), "%s/test_xdp_noinline.o", workdir);
 		else
 			printf("(seed program not built: %s)\n", st == 77 ? "seeds absent" : "build failed");
+		seeds_absent = st == 77;
 	}
 	tcp4(&pkt_est, "192.0.2.10", 80, 0x10);
 	tcp4(&pkt_syn, "192.0.2.10", 80, 0x02);
@@ -276,6 +278,8 @@ int main(int argc, char **argv)
 			struct bench_row row = { .bench = "balancer", .name = case_names[i], .unit = "ns/pkt",
 						 .engine = "kernel" };
 
+			if (errs[i] && i == CASE_SEED && seeds_absent)
+				continue;
 			if (errs[i]) {
 				row.error = whys[i];
 				status = status ?: (i == CASE_SEED ? 0 : 1);
