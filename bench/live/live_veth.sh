@@ -71,9 +71,15 @@ echo "connection tables: $xlb_lru entries (xlb's xlb_conns; the seed's lru_cache
 
 lbs=xlb
 [ "$seed_obj" != - ] && lbs="xlb seed"
+# A pair runs both LBs on 1 core, then both on 2 cores: the LBs are compared
+# in adjacent runs, and so are the core counts.  The host's speed drifts
+# over tens of seconds, and the 2-core runs, on both vCPUs, feel it most:
+# with all 1-core pairs first and all 2-core pairs after, a slow spell over
+# the second block read as poor scaling (1.46x at 1M flows, 2026-12-06),
+# where adjacent runs measured 1.48-1.96x, median 1.88x.
 for flows in 1 16384 1000000; do
-	for threads in 1 2; do
-		for pair in $(seq 1 "$pairs"); do
+	for pair in $(seq 1 "$pairs"); do
+		for threads in 1 2; do
 			for lb in $lbs; do
 				attach "$lb"
 				"$build/lbgen/lbgen" -i "$a" -d $vip -t "$threads" --flows "$flows" \
