@@ -100,10 +100,9 @@ static __always_inline int router_forward(struct xdp_md *ctx)
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = (void *)(eth + 1);
 
-		if ((void *)(ip + 1) > end || ip->ihl < 5 || ip->ttl <= 1)
-			return XDP_PASS;
-		/* fragments and options: the stack */
-		if (ip->ihl != 5 || (ip->frag_off & bpf_htons(0x3fff)))
+		/* options, fragments, a bad header or a TTL running out: the stack */
+		if ((void *)(ip + 1) > end || ip->ihl != 5 || ip->ttl <= 1 ||
+		    (ip->frag_off & bpf_htons(0x3fff)))
 			return XDP_PASS;
 		fib.family = AF_INET;
 		fib.tos = ip->tos;

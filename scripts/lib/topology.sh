@@ -213,6 +213,7 @@ topo_shuffle() {
 		else
 			cpu=$(( (cpu + 1) % n ))
 		fi
+		# not a pin: the point is to move the clients' flows across CPUs
 		for p in $(ip netns pids "$T-$ns" 2>/dev/null); do
 			taskset -a -p -c $cpu "$p" >/dev/null 2>&1
 		done
