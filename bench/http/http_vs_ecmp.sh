@@ -7,8 +7,8 @@
 # IPIP, XDP_TX, nothing else): the least any LB tier costs here, so the
 # run also prints how much of xlb's gap to ECMP is the tier's extra hops
 # and how much is xlb's own work.  The three modes run in this one run,
-# interleaved (xlb, ecmp, minlb; then ecmp, minlb, xlb; ...), the route
-# switched between runs; ratios are taken within each such triple.
+# interleaved (a round runs each mode once, the rounds go through the six
+# orders), the route switched between runs; ratios are taken within rounds.
 #
 # ROUTER says what the router namespace forwards with: "stack" (the
 # kernel's IP forwarding, as in the integration tests) or the path of
@@ -129,11 +129,12 @@ for mode in "${modes[@]}"; do
 	route $mode
 	ip netns exec $T-cl wrk -t2 -c40 -d1s "http://$VIP/" >/dev/null 2>&1 || fail "$mode: warm-up"
 done
+orders=("xlb ecmp minlb" "ecmp minlb xlb" "minlb xlb ecmp" "xlb minlb ecmp" "minlb ecmp xlb" "ecmp xlb minlb")
 xs=() es=() ms=()
 for p in $(seq 1 "$ROUNDS"); do
-	# each round starts one mode later: no mode always follows the same one
-	for k in 0 1 2; do
-		mode=${modes[(k + p - 1) % 3]}
+	# the rounds go through the six orders of the three modes: each mode
+	# comes first, second and last, and after each other mode, equally often
+	for mode in ${orders[(p - 1) % 6]}; do
 		route $mode
 		ip netns exec $T-cl curl -s -m 2 "http://$VIP/" >/dev/null || fail "$mode: no answer through the VIP"
 		before=$(vip_packets) || fail "lbctl stats"
