@@ -15,7 +15,8 @@
 # stats[512]), cross-checked against what lbgen sent.
 #
 #   live_veth.sh BUILD_DIR SEED_OBJ|- OUT_DIR [PAIRS] [SECONDS]
-# writes OUT_DIR/live-<lb>-f<flows>-t<threads>-<pair>.json (lbgen summaries).
+# writes OUT_DIR/live-<lb>-f<flows>-t<threads>-<pair>.json (lbgen summaries);
+# LIVE_FLOWS="1000000" runs only the flow counts it lists.
 set -euo pipefail
 build=$1 seed_obj=$2 out=$3 pairs=${4:-5} secs=${5:-3}
 ns=lbgn$$ a=lbgA$$ b=lbgB$$
@@ -69,23 +70,27 @@ PY
 [ -n "$xlb_lru" ] || { echo "live_veth: cannot read xlb's xlb_conns size" >&2; exit 1; }
 echo "connection tables: $xlb_lru entries (xlb's xlb_conns; the seed's lru_cache set to it)" > "$out/live-lru.txt"
 
-lbs=xlb
-[ "$seed_obj" != - ] && lbs="xlb seed"
-# A pair runs both LBs on 1 core, then both on 2 cores: the LBs are compared
-# in adjacent runs, and so are the core counts.  The host's speed drifts
-# over tens of seconds, and the 2-core runs, on both vCPUs, feel it most:
-# with all 1-core pairs first and all 2-core pairs after, a slow spell over
-# the second block read as poor scaling (1.46x at 1M flows, 2026-12-06),
-# where adjacent runs measured 1.48-1.96x, median 1.88x.
-for flows in 1 16384 1000000; do
+# A pair runs one LB on 1 core then 2 cores, then the other on 2 cores then
+# 1 core (odd pairs xlb first, even pairs the seed): each LB's 1-core and
+# 2-core runs are adjacent, and the two LBs meet in adjacent 2-core runs.
+# The host's speed drifts over tens of seconds, and the 2-core runs, on
+# both vCPUs, feel it most: with all 1-core pairs first and all 2-core
+# pairs after, a slow spell over the second block read as poor scaling
+# (1.46x at 1M flows, 2026-12-06), where adjacent runs measured 1.48-1.96x.
+runs() { # PAIR: "lb:threads" in the order of that pair
+	local first=xlb second=seed
+	[ $(($1 % 2)) = 0 ] && first=seed second=xlb
+	[ "$seed_obj" = - ] && { echo "xlb:1 xlb:2"; return; }
+	echo "$first:1 $first:2 $second:2 $second:1"
+}
+for flows in ${LIVE_FLOWS:-1 16384 1000000}; do
 	for pair in $(seq 1 "$pairs"); do
-		for threads in 1 2; do
-			for lb in $lbs; do
-				attach "$lb"
-				"$build/lbgen/lbgen" -i "$a" -d $vip -t "$threads" --flows "$flows" \
-					--duration "$secs" -q --lb-dev "$b@$ns" --egress "$b@$ns" \
-					--json "$out/live-$lb-f$flows-t$threads-$pair.json" >/dev/null
-			done
+		for run in $(runs "$pair"); do
+			lb=${run%:*} threads=${run#*:}
+			attach "$lb"
+			"$build/lbgen/lbgen" -i "$a" -d $vip -t "$threads" --flows "$flows" \
+				--duration "$secs" -q --lb-dev "$b@$ns" --egress "$b@$ns" \
+				--json "$out/live-$lb-f$flows-t$threads-$pair.json" >/dev/null
 		done
 	done
 done
