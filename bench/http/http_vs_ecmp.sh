@@ -42,6 +42,28 @@ lbctl vip add $VIP:80/tcp >/dev/null || fail vip
 for r in "${REALS[@]}"; do lbctl real add $VIP:80 $r >/dev/null || fail "real $r"; done
 ip netns exec $T-sw sysctl -qw net.ipv4.fib_multipath_hash_policy=1
 
+xdp_map() { # NS DEV NAME: the ID of the map NAME of the XDP program on DEV in NS
+	python3 - "$@" <<'PY'
+import json, subprocess, sys
+ns, dev, name = sys.argv[1:]
+def run(*cmd):
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+prog = run("ip", "-n", ns, "-j", "-d", "link", "show", "dev", dev)[0]["xdp"]["prog"]["id"]
+for m in run("bpftool", "-j", "prog", "show", "id", str(prog))["map_ids"]:
+    if run("bpftool", "-j", "map", "show", "id", str(m))["name"] == name:
+        print(m)
+        sys.exit(0)
+sys.exit(1)
+PY
+}
+percpu_sum() { # ID [FIELD]: a per-CPU map's values (or their FIELD) summed over entries and CPUs
+	bpftool -j map dump id "$1" | python3 -c '
+import json, sys
+field = sys.argv[1] if len(sys.argv) > 1 else None
+print(sum(v["value"][field] if field else v["value"]
+          for entry in json.load(sys.stdin) for v in entry["formatted"]["values"]))' ${2:+"$2"}
+}
+
 # The minimal LB's host, wired as the LB's: its router port forwards the
 # same way, or (stack router) takes its XDP_TX frames through xlb-decap.
 ip netns add $T-m && ip -n $T-m link set lo up || fail "minimal LB netns"
@@ -52,14 +74,6 @@ else
 	ip netns exec $T-sw "$DECAP" attach s-m --object "$DECAP_OBJ" || fail "decap on s-m"
 fi
 ip -n $T-m link set dev m0 xdpdrv obj "$MINLB_OBJ" sec xdp || fail "minimal LB attach"
-minlb_map() { # ID of the minimal LB's map named $1
-	local prog
-	prog=$(ip -n $T-m -j -d link show dev m0 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["xdp"]["prog"]["id"])') &&
-	for m in $(bpftool -j prog show id "$prog" | python3 -c 'import json,sys; print(*json.load(sys.stdin)["map_ids"])'); do
-		bpftool -j map show id "$m" | grep -q "\"name\":\"$1\"" && { echo "$m"; return 0; }
-	done
-	return 1
-}
 # struct minlb_config: vip, src, nreals, reals[8], addresses in network order
 cfg_hex=$(python3 -c '
 import socket, struct, sys
@@ -68,12 +82,10 @@ reals = sys.argv[3:]
 v = a(sys.argv[1]) + a(sys.argv[2]) + struct.pack("=I", len(reals)) + b"".join(map(a, reals))
 v += bytes(4 * (8 - len(reals)))
 print(" ".join("%02x" % b for b in v))' $VIP $MINLB_ADDR "${REALS[@]}") || fail "minimal LB config"
-cfg_map=$(minlb_map minlb_config) && sent_map=$(minlb_map minlb_sent) || fail "minimal LB maps"
+cfg_map=$(xdp_map $T-m m0 minlb_config) && sent_map=$(xdp_map $T-m m0 minlb_sent) ||
+	fail "minimal LB maps"
 bpftool map update id "$cfg_map" key hex 00 00 00 00 value hex $cfg_hex || fail "minimal LB config"
-minlb_sent() { # frames the minimal LB sent toward a real, summed over CPUs
-	bpftool -j map lookup id "$sent_map" key hex 00 00 00 00 |
-		python3 -c 'import json,sys; print(sum(v["value"] for v in json.load(sys.stdin)["formatted"]["values"]))'
-}
+minlb_sent() { percpu_sum "$sent_map"; } # frames the minimal LB sent toward a real
 
 route() {
 	if [ "$1" = xlb ]; then
@@ -100,21 +112,19 @@ def walk(o):
 print(walk(json.load(sys.stdin)))'
 }
 
-router_forwarded() { # frames the XDP router forwarded: its ports' maps, summed over CPUs
-	python3 - "$T-sw" <<'PY'
-import json, subprocess, sys
-def run(*cmd):
-    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
-maps = set()
-for dev in ("s-cl", "s-lb", "s-m", "s-r1", "s-r2", "s-r3"):
-    prog = run("ip", "-n", sys.argv[1], "-j", "-d", "link", "show", "dev", dev)[0]["xdp"]["prog"]["id"]
-    maps.update(run("bpftool", "-j", "prog", "show", "id", str(prog))["map_ids"])
-total = 0
-for m in maps:
-    for entry in run("bpftool", "-j", "map", "dump", "id", str(m)):
-        total += sum(v["value"]["forwarded"] for v in entry["formatted"]["values"])
-print(total)
-PY
+# The XDP router's counters: a map per port (each attach loads its own)
+router_maps=
+if [ "$ROUTER" != stack ]; then
+	for dev in s-cl s-lb s-m s-r1 s-r2 s-r3; do
+		router_maps+=" $(xdp_map $T-sw $dev xlb_router_cnt)" || fail "router counters on $dev"
+	done
+fi
+router_forwarded() { # frames the XDP router forwarded, all ports and CPUs
+	local id total=0
+	for id in $router_maps; do
+		total=$(( total + $(percpu_sum "$id" forwarded) ))
+	done
+	echo $total
 }
 
 rps() { # one wrk run: requests per second

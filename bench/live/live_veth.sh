@@ -78,10 +78,12 @@ echo "connection tables: $xlb_lru entries (xlb's xlb_conns; the seed's lru_cache
 # pairs after, a slow spell over the second block read as poor scaling
 # (1.46x at 1M flows, 2026-12-06), where adjacent runs measured 1.48-1.96x.
 runs() { # PAIR: "lb:threads" in the order of that pair
-	local first=xlb second=seed
-	[ $(($1 % 2)) = 0 ] && first=seed second=xlb
 	[ "$seed_obj" = - ] && { echo "xlb:1 xlb:2"; return; }
-	echo "$first:1 $first:2 $second:2 $second:1"
+	if [ $(($1 % 2)) = 1 ]; then
+		echo "xlb:1 xlb:2 seed:2 seed:1"
+	else
+		echo "seed:1 seed:2 xlb:2 xlb:1"
+	fi
 }
 for flows in ${LIVE_FLOWS:-1 16384 1000000}; do
 	for pair in $(seq 1 "$pairs"); do
